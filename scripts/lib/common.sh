@@ -1,0 +1,208 @@
+# shellcheck shell=bash
+# Shared helpers for the scripts in scripts/. Source it; do not run it.
+#
+# Paths (override through the environment):
+#   VLLM_DIR    the upstream checkout the series is applied to   (default: ./vllm)
+#   VENV_DIR    the build venv                                   (default: ./.venv)
+#   DSL_CACHE   downloads (sdists, wheels)                       (default: ~/.cache/vllm-dsl)
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+VLLM_DIR=${VLLM_DIR:-$ROOT/vllm}
+VENV_DIR=${VENV_DIR:-$ROOT/.venv}
+DSL_CACHE=${DSL_CACHE:-$HOME/.cache/vllm-dsl}
+PATCH_DIR=${PATCH_DIR:-$ROOT/patches}
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+# Committer identity for commits made inside vllm/ (base import, git am).
+export GIT_COMMITTER_NAME=${GIT_COMMITTER_NAME:-vllm-dsl tooling}
+export GIT_COMMITTER_EMAIL=${GIT_COMMITTER_EMAIL:-vllm-dsl@localhost}
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+warn() { printf 'warning: %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+# usage_from_header FILE: print the leading comment block of a script (its --help).
+usage_from_header() {
+  sed -n '2,/^[^#]/{/^#/!q;s/^# \{0,1\}//;p}' "$1"
+}
+
+# handle_help "$@": print the script's header and exit when asked for --help.
+handle_help() {
+  local arg
+  for arg in "$@"; do
+    case "$arg" in -h|--help) usage_from_header "$0"; exit 0 ;; esac
+  done
+}
+
+# load_lock [TARGET]: export LOCK_* variables from vllm.lock.toml.
+load_lock() {
+  local out
+  out=$(python3 "$ROOT/scripts/lib/lock.py" shell "$@") || die "cannot read vllm.lock.toml"
+  eval "$out"
+}
+
+# sha256_check FILE SHA256: fail with a clear message when the file does not match.
+sha256_check() {
+  local got
+  got=$(sha256sum "$1" | cut -d' ' -f1)
+  [[ "$got" == "$2" ]] || die "sha256 mismatch for $1: expected $2, got $got (delete it to re-download)"
+}
+
+# pip_quiet ARGS...: pip install without the registry mirror's noise.
+pip_quiet() {
+  "$VENV_DIR/bin/python" -m pip install -q "$@" 2>&1 \
+    | grep -vE "^WARNING: Location '.*' is ignored" || true
+  return "${PIPESTATUS[0]}"
+}
+
+# ensure_venv PYTHON TORCH_SPEC: create the build venv with torch and the sdist's build tools.
+ensure_venv() {
+  local python=$1 torch_spec=$2
+  if [[ ! -x "$VENV_DIR/bin/python" ]]; then
+    command -v "$python" >/dev/null || die "$python not found (needed for the build venv)"
+    log "creating venv $VENV_DIR ($python)"
+    "$python" -m venv "$VENV_DIR"
+    pip_quiet --upgrade pip packaging
+  fi
+  if ! "$VENV_DIR/bin/python" -c "import torch" 2>/dev/null; then
+    log "installing $torch_spec"
+    pip_quiet "$torch_spec"
+  fi
+  "$VENV_DIR/bin/python" -c "import setuptools_scm, setuptools_rust" 2>/dev/null \
+    || pip_quiet setuptools_scm setuptools_rust wheel
+}
+
+# fetch_sdist VERSION [SHA256]: download vllm's sdist into the cache; print its path.
+# Without SHA256 (a version not in the lock) the hash is printed to stderr, unverified.
+fetch_sdist() {
+  local version=$1 sha=${2:-} dir="$DSL_CACHE/dl" file
+  file="$dir/vllm-$version.tar.gz"
+  mkdir -p "$dir"
+  if [[ ! -f "$file" ]]; then
+    ensure_venv python3.11 "torch==2.13.0+cpu"
+    log "downloading vllm $version sdist"
+    # The sdist's metadata step imports torch and must report exactly $version;
+    # the empty target keeps it from adding platform requirements.
+    VLLM_TARGET_DEVICE=empty VLLM_VERSION_OVERRIDE=$version \
+      "$VENV_DIR/bin/python" -m pip download -q --no-deps --no-binary :all: \
+      --no-build-isolation -d "$dir" "vllm==$version" 2>&1 \
+      | grep -vE "^WARNING: Location '.*' is ignored" >&2 || true
+    [[ -f "$file" ]] || die "could not download the vllm $version sdist (is the package registry reachable?)"
+  fi
+  if [[ -n "$sha" ]]; then
+    sha256_check "$file" "$sha"
+  else
+    warn "vllm $version sdist is not in the lock; sha256 $(sha256sum "$file" | cut -d' ' -f1)"
+  fi
+  echo "$file"
+}
+
+# fetch_wheel PACKAGE VERSION FILENAME SHA256: download a precompiled wheel; print its path.
+fetch_wheel() {
+  local package=$1 version=$2 filename=$3 sha=$4 dir="$DSL_CACHE/dl"
+  mkdir -p "$dir"
+  if [[ ! -f "$dir/$filename" ]]; then
+    log "downloading $package==$version ($filename)"
+    python3 -m pip download -q --no-deps --only-binary :all: \
+      --python-version 3.12 --platform manylinux_2_28_x86_64 \
+      -d "$dir" "$package==$version" 2>&1 \
+      | grep -vE "^WARNING: Location '.*' is ignored" >&2 || true
+    [[ -f "$dir/$filename" ]] || die "could not download $filename (is the package registry reachable?)"
+  fi
+  sha256_check "$dir/$filename" "$sha"
+  echo "$dir/$filename"
+}
+
+# git_vllm ARGS...: git inside the vllm/ checkout.
+git_vllm() { git -C "$VLLM_DIR" "$@"; }
+
+# require_vllm_repo: fail unless vllm/ has been synced.
+require_vllm_repo() {
+  [[ -d "$VLLM_DIR/.git" ]] || die "$VLLM_DIR is not synced: run scripts/sync.sh first"
+}
+
+# require_clean_vllm: fail when vllm/ has uncommitted changes (tracked files).
+require_clean_vllm() {
+  require_vllm_repo
+  git_vllm diff --quiet HEAD -- || die "$VLLM_DIR has uncommitted changes: commit or stash them first"
+  [[ ! -d "$VLLM_DIR/.git/rebase-apply" ]] || die "a git am is in progress in $VLLM_DIR: run 'git -C vllm am --abort'"
+}
+
+# series_patches: the patch files in series order (absolute paths).
+series_patches() {
+  local line
+  [[ -f "$PATCH_DIR/series" ]] || return 0
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    line=${line%%#*}; line=${line//[[:space:]]/}
+    [[ -z "$line" ]] && continue
+    [[ -f "$PATCH_DIR/$line" ]] || die "patches/series names $line, which does not exist"
+    echo "$PATCH_DIR/$line"
+  done <"$PATCH_DIR/series"
+}
+
+# import_sdist_as_commit TARBALL REPO_DIR TAG DESCRIBE: unpack an sdist into REPO_DIR's
+# work tree as one root commit tagged TAG. Author and dates are fixed, so every machine
+# gets the same commit id for the same sdist.
+import_sdist_as_commit() {
+  local tarball=$1 repo=$2 tag=$3 describe=$4 tmp top
+  tmp=$(mktemp -d)
+  tar xzf "$tarball" -C "$tmp" --no-same-owner
+  top=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d | head -1)
+  # Packaging by-products that are not part of the upstream git tree.
+  rm -rf "$top/PKG-INFO" "$top"/*.egg-info
+  if [[ ! -d "$repo/.git" ]]; then
+    mkdir -p "$repo"
+    git -C "$repo" init -q -b "_import"
+  fi
+  git -C "$repo" checkout -q --orphan "_import_$tag" 2>/dev/null || git -C "$repo" checkout -q --orphan "_import_$$"
+  git -C "$repo" rm -rfq --cached . >/dev/null 2>&1 || true
+  git -C "$repo" clean -fdxq
+  cp -r --preserve=mode,timestamps "$top/." "$repo/"
+  rm -rf "$tmp"
+  git -C "$repo" add -A -f .
+  GIT_AUTHOR_NAME="vLLM upstream" GIT_AUTHOR_EMAIL="vllm-upstream@localhost" \
+  GIT_COMMITTER_NAME="vLLM upstream" GIT_COMMITTER_EMAIL="vllm-upstream@localhost" \
+  GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" \
+    git -C "$repo" commit -q --no-verify -m "vLLM $describe (registry sdist)" \
+      -m "Imported from $(basename "$tarball") by scripts/sync.sh."
+  git -C "$repo" tag -f "$tag" >/dev/null
+  local branch
+  branch=$(git -C "$repo" rev-parse --abbrev-ref HEAD)
+  git -C "$repo" checkout -q --detach "$tag"
+  git -C "$repo" branch -D "$branch" >/dev/null 2>&1 || true
+}
+
+# import_git_ref URL REF REPO_DIR TAG: fetch REF from the upstream remote and tag it TAG.
+# Returns non-zero (quietly) when the remote is unreachable.
+import_git_ref() {
+  local url=$1 ref=$2 repo=$3 tag=$4
+  timeout 30 git ls-remote --exit-code "$url" "$ref" >/dev/null 2>&1 || return 1
+  if [[ ! -d "$repo/.git" ]]; then mkdir -p "$repo"; git -C "$repo" init -q -b "_import"; fi
+  timeout 600 git -C "$repo" fetch -q --depth 1 "$url" "refs/tags/$ref:refs/tags/$tag" 2>/dev/null \
+    || timeout 600 git -C "$repo" fetch -q --depth 1 "$url" "$ref" || return 1
+  git -C "$repo" tag -f "$tag" FETCH_HEAD >/dev/null 2>&1 || true
+  git -C "$repo" checkout -q --detach "$tag"
+}
+
+# materialize_base VERSION_OR_REF TAG REPO_DIR [SDIST_SHA256]: make TAG exist in REPO_DIR,
+# from the upstream git remote when reachable, else from the registry sdist.
+materialize_base() {
+  local what=$1 tag=$2 repo=$3 sha=${4:-} ref
+  if [[ -d "$repo/.git" ]] && git -C "$repo" rev-parse -q --verify "refs/tags/$tag" >/dev/null; then
+    return 0
+  fi
+  ref=$what
+  [[ "$what" =~ ^[0-9]+\.[0-9]+\.[0-9]+ ]] && ref="v$what"
+  if [[ "${DSL_OFFLINE_GIT:-0}" != 1 ]] && import_git_ref "$LOCK_GIT_URL" "$ref" "$repo" "$tag"; then
+    log "base $tag from $LOCK_GIT_URL ($ref)"
+    return 0
+  fi
+  [[ "$what" =~ ^[0-9]+\.[0-9]+\.[0-9]+([a-z0-9.]*)$ ]] \
+    || die "the upstream git remote is unreachable and '$what' is not a release version with a registry sdist"
+  log "upstream git remote unreachable: using the registry sdist of vllm $what"
+  local tarball
+  tarball=$(fetch_sdist "$what" "$sha")
+  import_sdist_as_commit "$tarball" "$repo" "$tag" "v$what"
+}

@@ -1,0 +1,88 @@
+"""Read vllm.lock.toml and print values for the shell scripts.
+
+Usage:
+  lock.py get KEY.PATH          print one value (lists: one item per line)
+  lock.py shell [TARGET]        print `export LOCK_*=...` lines for common.sh
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import tomllib
+from pathlib import Path
+
+LOCK = Path(__file__).resolve().parents[2] / "vllm.lock.toml"
+
+
+def load(path: Path = LOCK) -> dict:
+    with path.open("rb") as f:
+        return tomllib.load(f)
+
+
+def get(data: dict, dotted: str):
+    node = data
+    for part in dotted.split("."):
+        if not isinstance(node, dict) or part not in node:
+            raise KeyError(f"{dotted!r} is not set in {LOCK.name}")
+        node = node[part]
+    return node
+
+
+def shell(data: dict, target: str | None) -> str:
+    up = data["upstream"]
+    env = {
+        "LOCK_VERSION": up["version"],
+        "LOCK_DESCRIBE": up["describe"],
+        "LOCK_COMMIT_ABBREV": up["commit_abbrev"],
+        "LOCK_GIT_URL": up["git_url"],
+        "LOCK_GIT_REF": up["git_ref"],
+        "LOCK_BASE_TAG": up["base_tag"],
+        "LOCK_BRANCH": up["branch"],
+        "LOCK_SDIST_PACKAGE": up["sdist"]["package"],
+        "LOCK_SDIST_FILE": up["sdist"]["filename"],
+        "LOCK_SDIST_SHA256": up["sdist"]["sha256"],
+    }
+    if target is not None:
+        targets = data.get("targets", {})
+        if target not in targets:
+            raise KeyError(
+                f"unknown target {target!r}; {LOCK.name} defines: "
+                + ", ".join(sorted(targets))
+            )
+        t = targets[target]
+        env.update(
+            LOCK_WHEEL_PACKAGE=t["package"],
+            LOCK_WHEEL_VERSION=t["version"],
+            LOCK_WHEEL_FILE=t["filename"],
+            LOCK_WHEEL_SHA256=t["sha256"],
+            LOCK_PYTHON=t["python"],
+            LOCK_TORCH=t["torch"],
+            LOCK_DIST_VERSION=t["dist_version"],
+            LOCK_SKIP_REQS=" ".join(t.get("skip_requirements", [])),
+        )
+    return "\n".join(f"export {k}={shlex.quote(str(v))}" for k, v in env.items())
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    try:
+        data = load()
+        if argv[0] == "get" and len(argv) == 2:
+            value = get(data, argv[1])
+            print("\n".join(map(str, value)) if isinstance(value, list) else value)
+        elif argv[0] == "shell" and len(argv) <= 2:
+            print(shell(data, argv[1] if len(argv) == 2 else None))
+        else:
+            print(__doc__.strip(), file=sys.stderr)
+            return 2
+    except (KeyError, tomllib.TOMLDecodeError, OSError) as e:
+        print(f"lock.py: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
