@@ -206,3 +206,41 @@ materialize_base() {
   tarball=$(fetch_sdist "$what" "$sha")
   import_sdist_as_commit "$tarball" "$repo" "$tag" "v$what"
 }
+
+# export_series REPO BASE HEAD OUT_DIR: write BASE..HEAD as normalized patches + series
+# into OUT_DIR. Normalized: zero commit ids, full blob ids, no signature, fixed naming,
+# so re-exporting an unchanged branch writes identical bytes.
+export_series() {
+  local repo=$1 base=$2 head=$3 out=$4
+  mkdir -p "$out"
+  rm -f "$out"/[0-9][0-9][0-9][0-9]-*.patch "$out/series"
+  git -C "$repo" -c core.abbrev=12 -c diff.noprefix=false -c diff.mnemonicPrefix=false \
+    -c diff.renames=true -c format.signOff=false \
+    format-patch -q --zero-commit --full-index --no-signature --no-cover-letter \
+    --stat=80 --minimal --encoding=UTF-8 --subject-prefix=PATCH -N \
+    -o "$out" "$base..$head" >/dev/null
+  (cd "$out" && ls [0-9][0-9][0-9][0-9]-*.patch 2>/dev/null || true) >"$out/series"
+}
+
+# am_series REPO PATCH...: `git am --3way` the patches onto REPO's HEAD. On failure
+# prints the failing patch and its conflicting files, aborts the am (REPO is left
+# clean at its previous HEAD) and returns 1.
+am_series() {
+  local repo=$1; shift
+  [[ $# -gt 0 ]] || return 0
+  local out
+  if out=$(git -C "$repo" am -q --3way --keep-non-patch --committer-date-is-author-date "$@" 2>&1); then
+    return 0
+  fi
+  local next patch files
+  next=$(cat "$repo/.git/rebase-apply/next" 2>/dev/null || echo 1)
+  patch=${*:$next:1}
+  files=$(git -C "$repo" diff --name-only --diff-filter=U 2>/dev/null | tr '\n' ' ')
+  [[ -n "$files" ]] || files=$(grep -oE '(error: patch failed: |CONFLICT \(content\): Merge conflict in )[^ :]+' <<<"$out" \
+    | sed -E 's/.* //' | sort -u | tr '\n' ' ')
+  git -C "$repo" am --abort >/dev/null 2>&1 || true
+  git -C "$repo" reset -q --hard
+  printf 'error: patch %s does not apply\n  conflicting files: %s\n' "$(basename "$patch")" "${files:-unknown}" >&2
+  sed 's/^/  git: /' <<<"$out" | tail -n 6 >&2
+  return 1
+}
