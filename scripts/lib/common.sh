@@ -142,11 +142,12 @@ series_patches() {
   done <"$PATCH_DIR/series"
 }
 
-# import_sdist_as_commit TARBALL REPO_DIR TAG DESCRIBE: unpack an sdist into REPO_DIR's
-# work tree as one root commit tagged TAG. Author and dates are fixed, so every machine
-# gets the same commit id for the same sdist.
+# import_sdist_as_commit TARBALL REPO_DIR TAG DESCRIBE: commit an sdist's files as a
+# root commit tagged TAG in REPO_DIR, through a temporary index and work tree (REPO_DIR's
+# own work tree, branches and ignored build outputs are untouched). Author and dates are
+# fixed, so every machine gets the same commit id for the same sdist.
 import_sdist_as_commit() {
-  local tarball=$1 repo=$2 tag=$3 describe=$4 tmp top
+  local tarball=$1 repo=$2 tag=$3 describe=$4 tmp top tree commit fresh=0
   tmp=$(mktemp -d)
   tar xzf "$tarball" -C "$tmp" --no-same-owner
   top=$(find "$tmp" -mindepth 1 -maxdepth 1 -type d | head -1)
@@ -155,23 +156,24 @@ import_sdist_as_commit() {
   if [[ ! -d "$repo/.git" ]]; then
     mkdir -p "$repo"
     git -C "$repo" init -q -b "_import"
+    fresh=1
   fi
-  git -C "$repo" checkout -q --orphan "_import_$tag" 2>/dev/null || git -C "$repo" checkout -q --orphan "_import_$$"
-  git -C "$repo" rm -rfq --cached . >/dev/null 2>&1 || true
-  git -C "$repo" clean -fdxq
-  cp -r --preserve=mode,timestamps "$top/." "$repo/"
+  (
+    export GIT_DIR="$repo/.git" GIT_WORK_TREE="$top" GIT_INDEX_FILE="$tmp/index"
+    git add -A -f .
+    tree=$(git write-tree)
+    commit=$(GIT_AUTHOR_NAME="vLLM upstream" GIT_AUTHOR_EMAIL="vllm-upstream@localhost" \
+      GIT_COMMITTER_NAME="vLLM upstream" GIT_COMMITTER_EMAIL="vllm-upstream@localhost" \
+      GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" \
+      git commit-tree "$tree" -m "vLLM $describe (registry sdist)" \
+        -m "Imported from $(basename "$tarball") by scripts/sync.sh.")
+    git tag -f "$tag" "$commit" >/dev/null
+  )
   rm -rf "$tmp"
-  git -C "$repo" add -A -f .
-  GIT_AUTHOR_NAME="vLLM upstream" GIT_AUTHOR_EMAIL="vllm-upstream@localhost" \
-  GIT_COMMITTER_NAME="vLLM upstream" GIT_COMMITTER_EMAIL="vllm-upstream@localhost" \
-  GIT_AUTHOR_DATE="2000-01-01T00:00:00Z" GIT_COMMITTER_DATE="2000-01-01T00:00:00Z" \
-    git -C "$repo" commit -q --no-verify -m "vLLM $describe (registry sdist)" \
-      -m "Imported from $(basename "$tarball") by scripts/sync.sh."
-  git -C "$repo" tag -f "$tag" >/dev/null
-  local branch
-  branch=$(git -C "$repo" rev-parse --abbrev-ref HEAD)
-  git -C "$repo" checkout -q --detach "$tag"
-  git -C "$repo" branch -D "$branch" >/dev/null 2>&1 || true
+  if [[ $fresh == 1 ]]; then
+    git -C "$repo" checkout -q --detach "$tag"
+    git -C "$repo" branch -D _import >/dev/null 2>&1 || true
+  fi
 }
 
 # import_git_ref URL REF REPO_DIR TAG: fetch REF from the upstream remote and tag it TAG.
