@@ -246,3 +246,48 @@ am_series() {
   sed 's/^/  git: /' <<<"$out" | tail -n 6 >&2
   return 1
 }
+
+# link_kernels FROM_TREE TO_TREE: symlink the ignored compiled files of one vllm checkout
+# (extracted by build.sh) into another, so a second checkout imports with kernels.
+link_kernels() {
+  local from=$1 to=$2 f
+  while IFS= read -r f; do
+    mkdir -p "$(dirname "$to/$f")"
+    ln -sf "$from/$f" "$to/$f"
+  done < <(git -C "$from" ls-files -o -i --exclude-standard -- vllm | grep -E '\.so$|/vllm-rs$' || true)
+}
+
+# clone_series DIR: a scratch clone of vllm/ at the base tag with patches/series applied
+# (the series exactly as exported, independent of vllm/'s work tree). Prints nothing.
+clone_series() {
+  local dir=$1
+  rm -rf "$dir"
+  git clone -q --no-checkout "$VLLM_DIR" "$dir"
+  git -C "$dir" config user.name "vllm-dsl check"
+  git -C "$dir" config user.email "check@localhost"
+  git -C "$dir" checkout -q --detach "$LOCK_BASE_TAG"
+  link_kernels "$VLLM_DIR" "$dir"
+  local patches
+  mapfile -t patches < <(series_patches)
+  am_series "$dir" "${patches[@]}"
+}
+
+# upstream_pytest TREE JUNIT ARGS...: run vLLM's own tests from TREE on CPU, offline,
+# with the project's CPU plugin, vendored hub configs and known-CPU-failure deselects.
+upstream_pytest() {
+  local tree=$1 junit=$2; shift 2
+  local hf_home deselect=() line
+  hf_home=$(mktemp -d)
+  HF_HOME=$hf_home python3 "$ROOT/tests/upstream/seed_hf_cache.py" >/dev/null
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    line=${line%%#*}; line=${line%"${line##*[![:space:]]}"}
+    [[ -n "$line" ]] && deselect+=(--deselect "$line")
+  done <"$ROOT/tests/upstream/cpu-deselect.txt"
+  local rc=0
+  (cd "$tree" && HF_HOME=$hf_home HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
+    PYTHONPATH="$tree:$ROOT/tests/upstream" \
+    "$VENV_DIR/bin/python" -m pytest -q -p no:cacheprovider -p cpu_kernel_overrides \
+      --timeout=600 -rfE --junitxml="$junit" "${deselect[@]}" "$@") || rc=$?
+  rm -rf "$hf_home"
+  return $rc
+}
