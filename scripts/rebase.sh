@@ -9,7 +9,8 @@
 # series branch afterwards, clean.
 #
 #   --onto X            a release version (0.33.0; registry sdist when the git remote
-#                       is unreachable) or a git ref of the upstream remote
+#                       is unreachable), `latest` (the newest release on the package
+#                       registry), or a git ref of the upstream remote
 #   --report FILE       where to write the markdown report
 #                       (default: rebase-reports/<pin>-onto-<X>.md)
 #   --export DIR        also export the rebased branch as a series into DIR
@@ -31,6 +32,11 @@ while [[ $# -gt 0 ]]; do
 done
 [[ -n "$onto" ]] || die "--onto is required (e.g. --onto 0.33.0)"
 load_lock
+if [[ "$onto" == latest ]]; then
+  onto=$(python3 -m pip index versions vllm 2>/dev/null | sed -n 's/^vllm (\(.*\))$/\1/p')
+  [[ -n "$onto" ]] || die "cannot resolve the newest vllm release (is the package registry reachable?)"
+  log "newest vllm release: $onto"
+fi
 require_clean_vllm
 mapfile -t patches < <(series_patches)
 label=${onto#v}

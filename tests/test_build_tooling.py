@@ -1,0 +1,163 @@
+"""Tests of the build helpers (lock reader, wheel overlay, junit summary) and CI config."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "scripts" / "lib"
+sys.path.insert(0, str(LIB))
+
+import lock  # noqa: E402
+import wheel_overlay  # noqa: E402
+
+
+def test_lock_pins_the_release_and_both_targets():
+    data = lock.load()
+    assert data["upstream"]["version"] == "0.32.0"
+    assert data["upstream"]["describe"] == "v0.32.0-0-g5df63a720"
+    assert re.fullmatch(r"[0-9a-f]{64}", data["upstream"]["sdist"]["sha256"])
+    for target in ("cpu", "cuda"):
+        t = data["targets"][target]
+        assert t["version"] == "0.32.0"
+        assert re.fullmatch(r"[0-9a-f]{64}", t["sha256"])
+    assert "cpu" in data["targets"]["cpu"]["dist_version"]
+
+
+def test_lock_shell_rejects_unknown_target():
+    proc = subprocess.run(
+        [sys.executable, str(LIB / "lock.py"), "shell", "rocm"],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 1
+    assert "unknown target 'rocm'" in proc.stderr and "cpu" in proc.stderr
+
+
+def make_wheel(path: Path, files: dict[str, bytes]) -> Path:
+    meta = (
+        "Metadata-Version: 2.1\nName: vllm-x\nVersion: 1.0\n"
+        "Requires-Dist: torch==2.13.0\n"
+        "Requires-Dist: numpy\n"
+        'Requires-Dist: pytest; extra == "test"\n'
+        'Requires-Dist: pywin32; sys_platform == "win32"\n'
+        "Requires-Dist: triton @ https://example.invalid/t.whl\n"
+    )
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("vllm_x-1.0.dist-info/METADATA", meta)
+        zf.writestr("vllm_x-1.0.dist-info/entry_points.txt", "[console_scripts]\n")
+        for name, data in files.items():
+            zf.writestr(name, data)
+    return path
+
+
+def test_requirements_drop_extras_markers_urls_and_skipped(tmp_path):
+    wheel = make_wheel(tmp_path / "w.whl", {})
+    assert wheel_overlay.requirements(str(wheel), ["torch"]) == ["numpy"]
+
+
+def test_diff_flags_unknown_python_differences(tmp_path, capsys):
+    tree = tmp_path / "tree"
+    (tree / "vllm").mkdir(parents=True)
+    (tree / "vllm" / "a.py").write_text("same\n")
+    (tree / "vllm" / "b.py").write_text("tree\n")
+    wheel = make_wheel(
+        tmp_path / "w.whl", {"vllm/a.py": b"same\n", "vllm/b.py": b"wheel\n"}
+    )
+    assert wheel_overlay.diff(str(wheel), str(tree), []) == 1
+    assert "UNKNOWN diff: vllm/b.py" in capsys.readouterr().out
+    assert wheel_overlay.diff(str(wheel), str(tree), ["vllm/b.py"]) == 0
+
+
+def test_extract_adds_kernels_and_never_overwrites_sources(tmp_path, capsys):
+    tree = tmp_path / "tree"
+    (tree / "vllm").mkdir(parents=True)
+    (tree / "vllm" / "a.py").write_text("patched\n")
+    wheel = make_wheel(
+        tmp_path / "w.whl",
+        {"vllm/a.py": b"original\n", "vllm/_C.abi3.so": b"\x7fELF", "vllm/x/y.json": b"{}"},
+    )
+    wheel_overlay.extract(str(wheel), str(tree))
+    assert capsys.readouterr().out.strip() == "2"
+    assert (tree / "vllm" / "a.py").read_text() == "patched\n"
+    assert (tree / "vllm" / "_C.abi3.so").read_bytes() == b"\x7fELF"
+    assert (tree / "vllm" / "x" / "y.json").exists()
+
+
+def run_summary(tmp_path: Path, xml: str):
+    f = tmp_path / "r.xml"
+    f.write_text(xml)
+    return subprocess.run(
+        [sys.executable, str(LIB / "junit_summary.py"), "t", str(f)],
+        capture_output=True, text=True,
+    )
+
+
+def test_junit_summary_counts_and_fails_on_no_tests(tmp_path):
+    ok = run_summary(
+        tmp_path,
+        '<testsuites><testsuite tests="5" failures="0" errors="0" skipped="1"/></testsuites>',
+    )
+    assert ok.returncode == 0 and "4 passed, 0 failed, 0 errors, 1 skipped" in ok.stdout
+    bad = run_summary(tmp_path, '<testsuite tests="3" failures="1" errors="1" skipped="0"/>')
+    assert bad.returncode == 1 and "1 passed, 1 failed, 1 errors" in bad.stdout
+    empty = run_summary(tmp_path, '<testsuite tests="0" failures="0" errors="0" skipped="0"/>')
+    assert empty.returncode == 1
+
+
+def pipeline_commands(doc) -> list[str]:
+    cmds = []
+    for step in doc.get("steps", []):
+        for key in ("command", "commands"):
+            value = step.get(key)
+            if isinstance(value, str):
+                cmds.append(value)
+            elif isinstance(value, list):
+                cmds.extend(value)
+    return cmds
+
+
+def test_buildkite_pipeline_loads_and_names_existing_commands():
+    doc = yaml.safe_load((ROOT / ".buildkite" / "pipeline.yaml").read_text())
+    cmds = pipeline_commands(doc)
+    assert cmds, "the pipeline runs nothing"
+    for cmd in cmds:
+        words = cmd.split()
+        exe = words[0]
+        if exe.startswith((".", "scripts/")):
+            assert (ROOT / exe).exists(), f"{exe} named by the pipeline does not exist"
+        # Paths handed to pytest must exist too.
+        for word in words[1:]:
+            if word.startswith("tests/"):
+                assert (ROOT / word).exists(), f"{word} does not exist"
+    labels = " ".join(s.get("label", "") for s in doc["steps"])
+    assert "fastcheck" in labels and "GPU" in labels and "rebase" in labels
+
+
+@pytest.mark.skipif(shutil.which("check-jsonschema") is None and not (
+    Path(sys.executable).parent / "check-jsonschema").exists(),
+    reason="check-jsonschema is not installed")
+def test_buildkite_pipeline_matches_buildkite_schema():
+    exe = shutil.which("check-jsonschema") or str(
+        Path(sys.executable).parent / "check-jsonschema"
+    )
+    proc = subprocess.run(
+        [exe, "--builtin-schema", "vendor.buildkite",
+         str(ROOT / ".buildkite" / "pipeline.yaml")],
+        capture_output=True, text=True,
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_upstream_test_area_lists_existing_paths():
+    doc = yaml.safe_load((ROOT / ".buildkite" / "test_areas" / "dsl.yaml").read_text())
+    assert doc["group"] and doc["steps"]
+    for step in doc["steps"]:
+        assert step["label"] and step["commands"]
