@@ -11,6 +11,8 @@
 #       run from the applied series, offline (vendored hub configs), minus the
 #       known CPU failures of the unpatched base (tests/upstream/cpu-deselect.txt)
 #   (c) the project's tests (tests/): tooling, fixtures, CPU end-to-end
+#   (d) vLLM's own pre-commit hooks from the pin (ruff, ruff-format, typos, mypy,
+#       SPDX, config docstrings, test tethering, ...) on the files the series changes
 # Exits 1 if any stage failed; a stage that runs no test fails too.
 #
 #   --skip-e2e          skip the CPU end-to-end tests (pytest marker e2e) in (c)
@@ -61,17 +63,27 @@ log "($(( SECONDS - start ))s) (c) project tests"
 project_line=$(python3 "$ROOT/scripts/lib/junit_summary.py" "project tests" "$work/project.xml") \
   && result[c]=ok || result[c]=FAILED
 
+log "($(( SECONDS - start ))s) (d) vLLM's pre-commit hooks on the series' files"
+hooks_line="upstream hooks: not run (the series does not apply)"
+result[d]=FAILED
+if grep -q "^PASS  series applies" "$work/series.log"; then
+  "$VENV_DIR/bin/python" "$ROOT/scripts/lib/upstream_hooks.py" "$work/vllm" "$LOCK_BASE_TAG" \
+    | tee "$work/hooks.log" && result[d]=ok
+  hooks_line="upstream hooks: $(grep -c '^PASS' "$work/hooks.log") passed, $(grep -c '^FAIL' "$work/hooks.log") failed"
+fi
+
 echo
 echo "fastcheck summary ($(( SECONDS - start ))s):"
 echo "  (a) ${result[a]}  $series_line"
 echo "  (b) ${result[b]}  $upstream_line"
 echo "  (c) ${result[c]}  $project_line"
+echo "  (d) ${result[d]}  $hooks_line"
 total_pass=0 total_fail=0
-for line in "$series_line" "$upstream_line" "$project_line"; do
+for line in "$series_line" "$upstream_line" "$project_line" "$hooks_line"; do
   p=$(sed -nE 's/.*: ([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
   e=$(sed -nE 's/.* ([0-9]+) errors.*/\1/p' <<<"$line")
   total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0} + ${e:-0}))
 done
-for s in a b c; do [[ "${result[$s]}" == ok ]] || total_fail=$((total_fail > 0 ? total_fail : 1)); done
+for s in a b c d; do [[ "${result[$s]}" == ok ]] || total_fail=$((total_fail > 0 ? total_fail : 1)); done
 echo "fastcheck: $total_pass passed, $total_fail failed"
-[[ "${result[a]}" == ok && "${result[b]}" == ok && "${result[c]}" == ok ]]
+[[ "${result[a]}" == ok && "${result[b]}" == ok && "${result[c]}" == ok && "${result[d]}" == ok ]]

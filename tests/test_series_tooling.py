@@ -51,7 +51,9 @@ def upstream(tmp_path: Path):
     lines = "".join(f"line {i}\n" for i in range(1, 21))
     commit(repo, "base", {"a.txt": lines, "b.txt": lines}, signoff=False)
     git(repo, "tag", BASE_TAG)
-    commit(repo, "[Core] first change", {"a.txt": lines.replace("line 2\n", "LINE 2\n")})
+    commit(
+        repo, "[Core] first change", {"a.txt": lines.replace("line 2\n", "LINE 2\n")}
+    )
     commit(repo, "[Spec Decode] second change", {"c.txt": "new file\n"})
     env = dict(
         os.environ,
@@ -169,7 +171,10 @@ def test_rebase_reports_clean_merged_and_conflicted(upstream):
     proc = run("rebase.sh", env, "--onto", "9.9.9", "--report", str(report), ok=False)
     assert proc.returncode == 3, proc.stderr
     text = report.read_text()
-    assert "| `0001-Core-first-change.patch` | **conflicted** (skipped) | `a.txt` |" in text
+    assert (
+        "| `0001-Core-first-change.patch` | **conflicted** (skipped) | `a.txt` |"
+        in text
+    )
     assert "| `0002-Spec-Decode-second-change.patch` | clean |" in text
     assert "| `0003-Core-touch-b.patch` | clean |" in text
     assert "2 clean, 0 3-way merged, 1 conflicted" in text
@@ -177,7 +182,12 @@ def test_rebase_reports_clean_merged_and_conflicted(upstream):
     assert git(repo, "status", "--porcelain") == ""
     # --allow-conflicts turns the exit status into success, report unchanged.
     proc = run(
-        "rebase.sh", env, "--onto", "9.9.9", "--report", str(report),
+        "rebase.sh",
+        env,
+        "--onto",
+        "9.9.9",
+        "--report",
+        str(report),
         "--allow-conflicts",
     )
     assert "1 conflicted" in report.read_text()

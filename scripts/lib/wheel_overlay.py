@@ -66,9 +66,10 @@ def diff(wheel: str, tree: str, known: list[str]) -> int:
             path = root / name
             if not path.exists():
                 missing.append(name)
-            elif hashlib.sha256(zf.read(name)).digest() != hashlib.sha256(
-                path.read_bytes()
-            ).digest():
+            elif (
+                hashlib.sha256(zf.read(name)).digest()
+                != hashlib.sha256(path.read_bytes()).digest()
+            ):
                 differing.append(name)
     unknown = sorted(set(differing) - set(known))
     for name in sorted(differing):
