@@ -111,8 +111,9 @@ def inputs(tmp_path_factory) -> dict:
     gguf.write_bytes(noise(400_000, 3))  # larger than a chunk
     train = d / "train.json"
     train.write_text(json.dumps([[{"role": "user", "content": "hi"}]] * 200))
+    dl = make_wheel(d, "fixturedata", "0.1", "# registry file for cache/dl\n")
     return dict(dir=d, wheels=[w1, w2], wheel_dir=wheels, reqs=reqs, tree=tree,
-                cuda=cuda, kernels=kernels, gguf=gguf, train=train)
+                cuda=cuda, kernels=kernels, gguf=gguf, train=train, dl=dl)
 
 
 def pack_full(inputs: dict, out: Path, cap: int = CAP, extra=()) -> subprocess.CompletedProcess:
@@ -121,7 +122,7 @@ def pack_full(inputs: dict, out: Path, cap: int = CAP, extra=()) -> subprocess.C
            "--requirements", inputs["reqs"], "--wheel-dir", inputs["wheel_dir"],
            "--kernel-wheel", inputs["cuda"], "--kernel-wheel-sha256", sha(inputs["cuda"]),
            "--cache", inputs["dir"] / "cache", "--gguf", inputs["gguf"],
-           "--train-json", inputs["train"]]
+           "--train-json", inputs["train"], "--dl", inputs["dl"]]
     for k in KERNELS:
         cmd += ["--kernel", k]
     return run(*cmd, *extra)
@@ -204,7 +205,9 @@ def test_manifest_round_trip_and_reassembly(full, inputs):
     assert [c["name"] for c in m["chunks"]] == [c.name for c in cs]
     assert json.loads(json.dumps(m)) == m
     kinds = sorted({f["kind"] for f in m["files"]})
-    assert kinds == ["data", "kernel", "model", "vllm-src", "wheel"]
+    assert kinds == ["data", "dl", "kernel", "model", "vllm-src", "wheel"]
+    # the first chunk holds the wheels and the vllm package
+    assert {f["kind"] for f in m["files"] if f["parts"][0]["chunk"] == "b1"} >= {"wheel"}
     by_name = {c.name: c for c in cs}
     for f in m["files"]:
         data = b"".join((by_name[p["chunk"]] / p["path"]).read_bytes()
@@ -265,10 +268,15 @@ def test_stage_in_any_order(full, inputs, tmp_path):
     check_installed(root, inputs)
     assert (root / "models" / "smollm2.gguf").read_bytes() == inputs["gguf"].read_bytes()
     assert (root / "models" / "train.json").read_bytes() == inputs["train"].read_bytes()
+    dl = root / "cache" / "dl" / inputs["dl"].name
+    assert dl.read_bytes() == inputs["dl"].read_bytes()
     assert not any((root / "parts").iterdir()), "parts are dropped once reassembled"
     env = (root / "env.sh").read_text()
     assert f'PYTHONPATH="{root}/vsrc:{root}/site' in env
     assert "VLLM_USE_FLASHINFER_SAMPLER=0" in env and "HF_HUB_OFFLINE=1" in env
+    assert f"DSL_CACHE={root}/cache" in env and f"VENV_DIR={root}/venv" in env
+    shim = root / "venv" / "bin" / "python"
+    assert subprocess.run([shim, "-c", "print(1)"], capture_output=True).stdout == b"1\n"
     assert install(root, "env").stdout == env
 
 
@@ -385,6 +393,25 @@ def test_code_only_bundle_alone_imports(tmp_path):
     r = install(root, "check")
     assert "vllm 0.32.0 from" in r.stdout, r.stdout
     assert install(root, "status").returncode == 0
+
+
+def test_train_json_leaves_evaluation_prompts_out(tmp_path, monkeypatch):
+    monkeypatch.setattr(ob, "TRAIN_FIRST_ITEM", 2)
+    items = [{"id": f"c{i}", "conversations": [
+        {"from": "human", "value": f"question {i}"}, {"from": "gpt", "value": "answer"}]}
+        for i in range(10)]
+    raw = json.dumps(items)[:-40]  # truncated like the packaged file
+    whl = tmp_path / "sharegpt.whl"
+    with zipfile.ZipFile(whl, "w") as zf:
+        zf.writestr("data/sg.json", raw)
+    evals = tmp_path / "sharegpt-test.jsonl"
+    evals.write_text(json.dumps({"id": "c4", "text": "x"}) + "\n"
+                     + json.dumps({"id": "other", "text": "question 6"}) + "\n")
+    out = tmp_path / "train.json"
+    msg = ob.make_train_json(whl, "data/sg.json", out, [evals])
+    got = [c[0]["content"] for c in json.loads(out.read_text())]
+    assert got == [f"question {i}" for i in (2, 3, 5, 7, 8)], got
+    assert "2 left out" in msg
 
 
 def test_requirements_hash_mismatch(inputs, tmp_path):

@@ -376,7 +376,8 @@ def layout(sizes: list[int], budget: int) -> list[list[tuple[int, int, int]]]:
     Returns chunks as lists of (file index, offset, size). Files larger than a chunk
     are cut into chunk-sized pieces; the rest is packed first-fit decreasing, which
     keeps files whole. When that needs more chunks than ceil(total / budget), the
-    files are instead laid end to end and cut at chunk boundaries.
+    files are instead laid end to end and cut at chunk boundaries. Chunks are
+    ordered by the first file they hold.
     """
     if budget <= 0:
         raise BundleError("chunk budget must be positive")
@@ -414,7 +415,8 @@ def layout(sizes: list[int], budget: int) -> list[list[tuple[int, int, int]]]:
                     break
                 bins.append([])
                 room = budget
-    return [sorted(b) for b in bins if b]
+    # chunks holding the first files (wheels, the vllm package) come first
+    return sorted((sorted(b) for b in bins if b), key=lambda b: b[0])
 
 
 def _manifest_bytes(manifest: dict) -> bytes:
