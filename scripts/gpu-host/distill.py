@@ -27,9 +27,13 @@ L, B = 512, 32
 t0 = time.time()
 torch.manual_seed(0)
 tok = AutoTokenizer.from_pretrained(M / "smollm2-135m")
-tgt = AutoModelForCausalLM.from_pretrained(M / "smollm2-135m", torch_dtype=torch.bfloat16)
+tgt = AutoModelForCausalLM.from_pretrained(
+    M / "smollm2-135m", torch_dtype=torch.bfloat16
+)
 tgt = tgt.cuda().eval()
-dr = AutoModelForCausalLM.from_pretrained(M / f"smollm2-l{N}", torch_dtype=torch.float32)
+dr = AutoModelForCausalLM.from_pretrained(
+    M / f"smollm2-l{N}", torch_dtype=torch.float32
+)
 dr = dr.cuda().train()
 for p in dr.model.embed_tokens.parameters():
     p.requires_grad_(False)
@@ -40,17 +44,27 @@ for msgs in json.loads(TRAIN_JSON.read_text()):
 ids = torch.tensor(ids)
 n = len(ids) // L
 ids = ids[: n * L].view(n, L)
-opt = torch.optim.AdamW([p for p in dr.parameters() if p.requires_grad], lr=1e-3,
-                        weight_decay=0.0)
-sch = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=1e-3, total_steps=STEPS, pct_start=0.05)
+opt = torch.optim.AdamW(
+    [p for p in dr.parameters() if p.requires_grad], lr=1e-3, weight_decay=0.0
+)
+sch = torch.optim.lr_scheduler.OneCycleLR(
+    opt, max_lr=1e-3, total_steps=STEPS, pct_start=0.05
+)
 for step in range(STEPS):
     b = ids[torch.randint(0, n, (B,))].cuda()
     with torch.no_grad():
         tl = tgt(b).logits.float()
     with torch.autocast("cuda", dtype=torch.bfloat16):
         dl = dr(b).logits.float()
-    loss = F.kl_div(F.log_softmax(dl, -1), F.log_softmax(tl, -1), log_target=True,
-                    reduction="batchmean") / L
+    loss = (
+        F.kl_div(
+            F.log_softmax(dl, -1),
+            F.log_softmax(tl, -1),
+            log_target=True,
+            reduction="batchmean",
+        )
+        / L
+    )
     opt.zero_grad()
     loss.backward()
     torch.nn.utils.clip_grad_norm_(dr.parameters(), 1.0)
@@ -58,7 +72,10 @@ for step in range(STEPS):
     sch.step()
     if step % 100 == 0 or step == STEPS - 1:
         agree = (dl.argmax(-1) == tl.argmax(-1)).float().mean().item()
-        print(f"step {step} kl {loss.item():.3f} top1-agree {agree:.3f} "
-              f"{time.time() - t0:.0f}s", flush=True)
+        print(
+            f"step {step} kl {loss.item():.3f} top1-agree {agree:.3f} "
+            f"{time.time() - t0:.0f}s",
+            flush=True,
+        )
 dr.to(torch.bfloat16).save_pretrained(M / f"smollm2-l{N}-kd")
 tok.save_pretrained(M / f"smollm2-l{N}-kd")

