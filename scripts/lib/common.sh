@@ -120,7 +120,7 @@ git_vllm() { git -C "$VLLM_DIR" "$@"; }
 
 # require_vllm_repo: fail unless vllm/ has been synced.
 require_vllm_repo() {
-  [[ -d "$VLLM_DIR/.git" ]] || die "$VLLM_DIR is not synced: run scripts/sync.sh first"
+  [[ -e "$VLLM_DIR/.git" ]] || die "$VLLM_DIR is not synced: run scripts/sync.sh first"
 }
 
 # require_clean_vllm: fail when vllm/ has uncommitted changes (tracked files).
