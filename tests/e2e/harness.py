@@ -157,6 +157,8 @@ SELF_DRAFT = Case("self_k4", "draft_model", "target", 4)
 NGRAM = Case("ngram_k4", "ngram", None, 4, options=(("prompt_lookup_max", 3),
                                                     ("prompt_lookup_min", 1)))
 STANDARD_CASES = (DRAFT_L4, SELF_DRAFT, NGRAM)
+# Partial acceptance: the non-DSL reference for the DSL cases (not in the default set).
+DRAFT_L20 = Case("draft_l20_k5", "draft_model", "draft_l20", 5)
 DSL_TAUS = (0.3, 0.6, 0.9)
 DSL_KS = (2, 5, 8)
 
@@ -195,6 +197,7 @@ class CaseResult:
     gen_s: float
     counters: dict[str, object] = field(default_factory=dict)
     per_request: list[dict | None] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
 
     @property
     def num_tokens(self) -> int:
@@ -291,7 +294,8 @@ def run_case(case: Case, fx: Fixtures, prompts: list[dict], max_tokens: int = 64
         del llm
         gc.collect()
         cleanup_dist_env_and_memory()
-    return CaseResult(case, token_ids, init_s, gen_s, counters, per_request)
+    texts = [o.outputs[0].text for o in outs]
+    return CaseResult(case, token_ids, init_s, gen_s, counters, per_request, texts)
 
 
 def compare(base: CaseResult, other: CaseResult) -> list[str]:
@@ -356,7 +360,7 @@ def format_requests(result: CaseResult, prompts: list[dict] | None = None) -> st
 
 def named_cases(include_dsl: bool, full_dsl: bool) -> dict[str, Case]:
     """Every case the CLI knows, by name."""
-    cases = {c.name: c for c in (BASELINE, *STANDARD_CASES)}
+    cases = {c.name: c for c in (BASELINE, *STANDARD_CASES, DRAFT_L20)}
     cases.update({c.name: c for c in dsl_cases(True)})
     cases.update({c.name: c for c in dsl_cases(True, "draft_l4")})
     if not include_dsl:
