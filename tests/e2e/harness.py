@@ -358,13 +358,11 @@ def format_requests(result: CaseResult, prompts: list[dict] | None = None) -> st
     return "\n".join(lines)
 
 
-def named_cases(include_dsl: bool, full_dsl: bool) -> dict[str, Case]:
-    """Every case the CLI knows, by name."""
+def named_cases() -> dict[str, Case]:
+    """Every case the CLI knows, by name (DSL grids with the 20- and 4-layer drafts)."""
     cases = {c.name: c for c in (BASELINE, *STANDARD_CASES, DRAFT_L20)}
     cases.update({c.name: c for c in dsl_cases(True)})
     cases.update({c.name: c for c in dsl_cases(True, "draft_l4")})
-    if not include_dsl:
-        cases = {n: c for n, c in cases.items() if not c.is_dsl}
     return cases
 
 
@@ -385,7 +383,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     configure_env()
     has_dsl = dsl_supported()
-    known = named_cases(True, True)
+    known = named_cases()
     if args.list:
         for name, c in known.items():
             note = " (needs the DSL series)" if c.is_dsl and not has_dsl else ""
