@@ -178,3 +178,17 @@ def test_upstream_test_area_lists_existing_paths():
     assert doc["group"] and doc["steps"]
     for step in doc["steps"]:
         assert step["label"] and step["commands"]
+
+
+def test_upstream_pr_doc_is_generated_and_current():
+    import pr_doc
+
+    doc = pr_doc.build(ROOT)
+    series = (ROOT / "patches" / "series").read_text().split()
+    # One table row per patch, in order.
+    rows = [line for line in doc.splitlines() if re.match(r"\| \d+ \| ", line)]
+    assert len(rows) == len(series)
+    assert "{{" not in doc
+    assert (ROOT / "docs" / "upstream-pr.md").read_text() == doc, (
+        "docs/upstream-pr.md is stale: run scripts/pr-doc.sh"
+    )

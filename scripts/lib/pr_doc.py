@@ -1,0 +1,75 @@
+"""Build docs/upstream-pr.md from its template, patches/ and the committed results.
+
+Usage: pr_doc.py ROOT [--check]
+  --check   fail when docs/upstream-pr.md is not what the sources generate
+"""
+
+from __future__ import annotations
+
+import email
+import re
+import sys
+from email import policy
+from pathlib import Path
+
+
+def series_table(root: Path) -> str:
+    """One row per patch: number, subject, what it changes (first body paragraph)."""
+    series = (root / "patches" / "series").read_text().split()
+    rows = ["| # | patch | what and why |", "| --- | --- | --- |"]
+    for i, name in enumerate(series, 1):
+        msg = email.message_from_bytes(
+            (root / "patches" / name).read_bytes(), policy=policy.default
+        )
+        subject = re.sub(r"^\[PATCH[^\]]*\]\s*", "", " ".join(str(msg["Subject"]).split()))
+        body = msg.get_content().split("\n---\n", 1)[0]
+        first = " ".join(body.strip().split("\n\n", 1)[0].split())
+        rows.append(f"| {i} | {subject} | {first.replace('|', '/')} |")
+    return "\n".join(rows)
+
+
+def gpu_results(root: Path) -> str:
+    """The results table of the newest committed GPU run."""
+    runs = sorted((root / "tests" / "gpu" / "results").glob("*/README.md"))
+    if not runs:
+        return "_No GPU run committed yet._"
+    text = runs[-1].read_text()
+    table = [line for line in text.splitlines() if line.startswith("|")]
+    return f"From `{runs[-1].relative_to(root)}`:\n\n" + "\n".join(table)
+
+
+def benchmark_status(root: Path) -> str:
+    reports = sorted((root / "benchmarks" / "results").glob("*.md"))
+    if not reports:
+        return "not answered yet: no benchmark report is committed (`benchmarks/results/`)."
+    return f"see `{reports[-1].relative_to(root)}`."
+
+
+def build(root: Path) -> str:
+    text = (root / "docs" / "upstream-pr.template.md").read_text()
+    return (
+        text.replace("{{SERIES}}", series_table(root))
+        .replace("{{GPU_RESULTS}}", gpu_results(root))
+        .replace("{{BENCHMARK_STATUS}}", benchmark_status(root))
+    )
+
+
+def main(argv: list[str]) -> int:
+    if not argv or argv[0] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    root = Path(argv[0])
+    out = root / "docs" / "upstream-pr.md"
+    doc = build(root)
+    if "--check" in argv[1:]:
+        if not out.exists() or out.read_text() != doc:
+            print("docs/upstream-pr.md is stale: run scripts/pr-doc.sh", file=sys.stderr)
+            return 1
+        return 0
+    out.write_text(doc)
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
