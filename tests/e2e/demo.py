@@ -28,7 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--k", type=int, default=5, help="num_speculative_tokens (max per step)")
     p.add_argument("--tau", type=float, default=0.6, help="DSL confidence threshold")
     p.add_argument("--num-prompts", type=int, default=8)
-    p.add_argument("--max-tokens", type=int, default=48)
+    p.add_argument("--max-tokens", type=int, default=32)
     p.add_argument("--check", action="store_true",
                    help="also run the target alone and compare the tokens")
     args = p.parse_args(argv)

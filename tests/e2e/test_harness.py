@@ -93,7 +93,7 @@ def test_counter_deltas_rates_and_short_drafts():
     assert harness.short_drafts(r) == [2, None]
     assert _result(harness.BASELINE, [[1]]).acceptance_rate is None
     table = harness.format_table([_result(harness.BASELINE, [[1], [2]]), r])
-    assert "draft_l4_k4" in table and "25" in table
+    assert "draft_l4_k3" in table and "25" in table
 
 
 def test_configure_env_keeps_values_already_set(monkeypatch):
