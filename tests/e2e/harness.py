@@ -138,6 +138,11 @@ class Case:
         """Whether the case needs the DSL config field."""
         return self.tau is not None
 
+    @property
+    def imports_numba(self) -> bool:
+        """Whether the engine imports numba (the n-gram proposer): see ``in_run_order``."""
+        return self.method == "ngram"
+
     def speculative_config(self, fx: Fixtures) -> dict | None:
         """vLLM's ``speculative_config`` dict for this case (None: no speculation)."""
         if self.method is None:
@@ -176,6 +181,19 @@ def dsl_cases(full: bool = False, draft: str = "draft_l20") -> list[Case]:
     if full:
         return [dsl_case(t, k, draft) for t in DSL_TAUS for k in DSL_KS]
     return [dsl_case(t, k, draft) for t, k in zip(DSL_TAUS, DSL_KS)]
+
+
+def in_run_order(cases: list[Case]) -> list[Case]:
+    """``cases`` with those that import numba last (otherwise in the given order).
+
+    vLLM 0.32.0's CPU worker rebinds its Triton-kernel fallbacks by scanning every
+    module namespace (``vllm/triton_utils/dispatcher.py``, ``_rebind_kernels``)
+    and calls ``vars()`` on any value that ``hasattr(value, "__dict__")``.
+    llvmlite's ``ffi.lib`` answers every attribute, ``__dict__`` included, with a
+    function wrapper, so once numba is imported every later engine start in the
+    process fails (``'_lib_fn_wrapper' object has no attribute 'get'``).
+    """
+    return sorted(cases, key=lambda c: c.imports_numba)
 
 
 def dsl_supported() -> bool:
@@ -277,7 +295,13 @@ def run_case(case: Case, fx: Fixtures, prompts: list[dict], max_tokens: int = 64
     from vllm.distributed import cleanup_dist_env_and_memory
 
     t0 = time.perf_counter()
-    llm = LLM(**engine_kwargs(case, fx, **engine_overrides))
+    try:
+        llm = LLM(**engine_kwargs(case, fx, **engine_overrides))
+    except AttributeError as e:
+        if "_lib_fn_wrapper" not in str(e):
+            raise
+        raise RuntimeError(f"{case.name}: the engine cannot start once numba is "
+                           f"imported in this process (see harness.in_run_order)") from e
     init_s = time.perf_counter() - t0
     try:
         params = SamplingParams(temperature=0.0, max_tokens=max_tokens, ignore_eos=False)
@@ -401,7 +425,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.dsl or args.dsl_grid:
         cases += dsl_cases(args.dsl_grid)
     skipped = [c.name for c in cases if c.is_dsl and not has_dsl]
-    cases = [c for c in cases if not (c.is_dsl and not has_dsl)]
+    cases = in_run_order([c for c in cases if not (c.is_dsl and not has_dsl)])
     if skipped:
         print(f"skipping {', '.join(skipped)}: SpeculativeConfig has no {DSL_FIELD} "
               f"(the DSL series is not applied)", file=sys.stderr)
@@ -409,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
     prompts = fx.select_prompts(args.num_prompts, split=args.split,
                                 max_prompt_tokens=args.max_prompt_tokens)
     t0 = time.perf_counter()
+    if "numba" in sys.modules:
+        print("warning: numba is already imported: engine starts may fail (see "
+              "harness.in_run_order)", file=sys.stderr)
     base = run_case(BASELINE, fx, prompts, args.max_tokens)
     results = [base]
     for case in cases:

@@ -104,3 +104,10 @@ def test_configure_env_keeps_values_already_set(monkeypatch):
 
     assert os.environ["VLLM_CPU_KVCACHE_SPACE"] == "3"
     assert os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] == "0"
+
+
+def test_cases_that_import_numba_run_last():
+    cases = [harness.NGRAM, harness.DRAFT_L4, *harness.dsl_cases(), harness.SELF_DRAFT]
+    ordered = harness.in_run_order(cases)
+    assert ordered[-1] is harness.NGRAM
+    assert ordered[:-1] == [c for c in cases if c is not harness.NGRAM]
