@@ -15,11 +15,24 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPTS = ROOT / "scripts"
 BASE_TAG = "upstream/v0.32.0"
+# A fixed identity: the scripts export their own committer, which a caller
+# (fastcheck) may leave in the environment.
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "Test Dev",
+    "GIT_AUTHOR_EMAIL": "dev@example.com",
+    "GIT_COMMITTER_NAME": "Test Dev",
+    "GIT_COMMITTER_EMAIL": "dev@example.com",
+}
+ENV = {**os.environ, **IDENTITY}
 
 
 def git(repo: Path, *args: str) -> str:
     return subprocess.run(
-        ["git", "-C", str(repo), *args], check=True, capture_output=True, text=True
+        ["git", "-C", str(repo), *args],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=ENV,
     ).stdout
 
 
@@ -56,12 +69,10 @@ def upstream(tmp_path: Path):
     )
     commit(repo, "[Spec Decode] second change", {"c.txt": "new file\n"})
     env = dict(
-        os.environ,
+        ENV,
         VLLM_DIR=str(repo),
         PATCH_DIR=str(tmp_path / "patches"),
         DSL_OFFLINE_GIT="1",
-        GIT_AUTHOR_NAME="Test Dev",
-        GIT_AUTHOR_EMAIL="dev@example.com",
     )
     return repo, tmp_path / "patches", env
 
