@@ -85,22 +85,31 @@ def added_lines(tree: Path, base: str) -> dict[str, set[int]]:
 
 
 def new_mypy_errors(out: str, added: dict[str, set[int]]) -> tuple[list[str], int]:
-    """mypy errors on lines the series touched, and the count of older ones.
+    """mypy errors the series introduces, and the count of the pin's own.
 
-    Upstream's mypy hook checks whole files; errors it reports on lines the
-    series did not touch are the pin's own (they depend on the installed
-    third-party stubs) and are not the series' to fix.
+    Upstream's mypy hook checks whole files. An error on a line the series did
+    not touch is the pin's (it depends on the installed third-party stubs).
+    An error on a touched line whose exact message the pin also reports on an
+    untouched line of the same file is the same environment artefact (e.g.
+    `self.model.compute_logits` typed through `nn.Module`). Everything else
+    is the series' to fix.
     """
-    new, old = [], 0
+    errors = []
     for line in out.splitlines():
-        m = re.match(r"([^:]+):(\d+): error:", line)
-        if not m:
-            continue
-        if int(m.group(2)) in added.get(m.group(1), set()):
-            new.append(line)
-        else:
-            old += 1
-    return new, old
+        m = re.match(r"([^:]+):(\d+): error: (.*)", line)
+        if m:
+            errors.append((m.group(1), int(m.group(2)), m.group(3), line))
+    pin_messages = {
+        (path, msg)
+        for path, lineno, msg, _ in errors
+        if lineno not in added.get(path, set())
+    }
+    new = [
+        line
+        for path, lineno, msg, line in errors
+        if lineno in added.get(path, set()) and (path, msg) not in pin_messages
+    ]
+    return new, len(errors) - len(new)
 
 
 def file_types(path: str) -> set[str]:
