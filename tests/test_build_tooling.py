@@ -192,3 +192,18 @@ def test_upstream_pr_doc_is_generated_and_current():
     assert (ROOT / "docs" / "upstream-pr.md").read_text() == doc, (
         "docs/upstream-pr.md is stale: run scripts/pr-doc.sh"
     )
+
+
+def test_mypy_filter_keeps_only_errors_the_series_introduces():
+    import upstream_hooks
+
+    out = "\n".join([
+        'a.py:10: error: "Tensor" not callable  [operator]',  # pin's, untouched
+        'a.py:20: error: "Tensor" not callable  [operator]',  # same message, touched
+        "a.py:21: error: Cannot assign to a method  [method-assign]",  # new
+        "b.py:5: error: Incompatible types  [assignment]",  # untouched file line
+    ])
+    added = {"a.py": {20, 21}, "b.py": {6}}
+    new, old = upstream_hooks.new_mypy_errors(out, added)
+    assert new == ["a.py:21: error: Cannot assign to a method  [method-assign]"]
+    assert old == 3
