@@ -60,6 +60,10 @@ def main(argv: list[str] | None = None) -> int:
           f"early exits {'(no counter in this vLLM)' if exits is None else exits}")
     per_pos = result.counters.get(harness.SPEC_PREFIX + "num_accepted_tokens_per_pos")
     print(f"accepted per position: {per_pos}")
+    requested = result.counters.get(harness.SPEC_PREFIX + "num_draft_tokens_requested")
+    drafted_pos = result.counters.get(harness.SPEC_PREFIX + "num_drafted_tokens_per_pos")
+    if requested is not None or drafted_pos is not None:
+        print(f"requested draft tokens: {requested}; drafted per position: {drafted_pos}")
     print(f"engine start {result.init_s:.1f}s, generation {result.gen_s:.1f}s "
           f"({result.num_tokens / result.gen_s:.1f} tok/s)")
     print(f"\nrequest 0 ({prompts[0]['source']}): {' '.join(prompts[0]['text'].split())[:80]}"

@@ -250,15 +250,24 @@ class CaseResult:
 
 
 def _metric_snapshot(llm) -> dict[str, object]:
-    """``vllm:spec_decode_*`` counters (ints) and vectors (int lists) of an engine."""
+    """``vllm:spec_decode_*`` counters of an engine: ints, or int lists per position.
+
+    Per-position counters come either as one ``Vector`` or as one ``Counter``
+    per ``position`` label; both become a list indexed by position.
+    """
     snap: dict[str, object] = {}
+    by_pos: dict[str, dict[int, int]] = {}
     for m in llm.get_metrics():
         if not m.name.startswith(SPEC_PREFIX):
             continue
         if hasattr(m, "values"):
             snap[m.name] = [int(v) for v in m.values]
+        elif "position" in (m.labels or {}):
+            by_pos.setdefault(m.name, {})[int(m.labels["position"])] = int(m.value)
         elif isinstance(getattr(m, "value", None), (int, float)):
             snap[m.name] = int(m.value)
+    for name, pos in by_pos.items():
+        snap[name] = [pos.get(i, 0) for i in range(max(pos) + 1)]
     return snap
 
 
@@ -351,17 +360,19 @@ def short_drafts(result: CaseResult) -> list[int | None]:
 def format_table(results: list[CaseResult], base: CaseResult | None = None) -> str:
     """A plain-text table: timings, equivalence and spec-decode counters per case."""
     head = (f"{'case':<22} {'init_s':>6} {'gen_s':>6} {'tok/s':>6} {'equal':>5} "
-            f"{'drafts':>6} {'drafted':>7} {'accepted':>8} {'acc%':>5} {'AL':>5} "
-            f"{'exits':>5}  accepted_per_pos")
+            f"{'drafts':>6} {'req':>5} {'drafted':>7} {'accepted':>8} {'acc%':>5} "
+            f"{'AL':>5} {'exits':>5}  accepted_per_pos")
     lines = [head, "-" * len(head)]
     for r in results:
         eq = "ref" if base is None or r is base else ("yes" if not compare(base, r) else "NO")
         rate, al, ex = r.acceptance_rate, r.mean_acceptance_length, r.early_exits()
+        req = r.counters.get(SPEC_PREFIX + "num_draft_tokens_requested")
         per_pos = r.counters.get(SPEC_PREFIX + "num_accepted_tokens_per_pos", "")
         lines.append(
             f"{r.case.name:<22} {r.init_s:6.1f} {r.gen_s:6.1f} "
             f"{r.num_tokens / r.gen_s if r.gen_s else 0:6.1f} {eq:>5} "
-            f"{r.counter('num_drafts'):6d} {r.counter('num_draft_tokens'):7d} "
+            f"{r.counter('num_drafts'):6d} "
+            f"{'' if req is None else req:>5} {r.counter('num_draft_tokens'):7d} "
             f"{r.counter('num_accepted_tokens'):8d} "
             f"{'' if rate is None else f'{100 * rate:.0f}':>5} "
             f"{'' if al is None else f'{al:.2f}':>5} {'' if ex is None else ex:>5}  {per_pos}")

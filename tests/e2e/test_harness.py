@@ -111,3 +111,28 @@ def test_cases_that_import_numba_run_last():
     ordered = harness.in_run_order(cases)
     assert ordered[-1] is harness.NGRAM
     assert ordered[:-1] == [c for c in cases if c is not harness.NGRAM]
+
+
+class _M:
+    def __init__(self, name, value=None, labels=None, values=None):
+        self.name, self.labels = name, labels or {}
+        if values is not None:
+            self.values = values
+        else:
+            self.value = value
+
+
+def test_metric_snapshot_reads_vectors_and_per_position_counters():
+    p = harness.SPEC_PREFIX
+
+    class FakeLLM:
+        def get_metrics(self):
+            return [_M(p + "num_drafts", 5), _M("vllm:other", 3),
+                    _M(p + "num_accepted_tokens_per_pos", values=[4, 2]),
+                    _M(p + "num_drafted_tokens_per_pos", 7, {"position": "1"}),
+                    _M(p + "num_drafted_tokens_per_pos", 9, {"position": "0"}),
+                    _M(p + "num_drafted_tokens_per_pos", 1, {"position": "3"})]
+
+    snap = harness._metric_snapshot(FakeLLM())
+    assert snap == {p + "num_drafts": 5, p + "num_accepted_tokens_per_pos": [4, 2],
+                    p + "num_drafted_tokens_per_pos": [9, 7, 0, 1]}
