@@ -191,7 +191,9 @@ def in_run_order(cases: list[Case]) -> list[Case]:
     and calls ``vars()`` on any value that ``hasattr(value, "__dict__")``.
     llvmlite's ``ffi.lib`` answers every attribute, ``__dict__`` included, with a
     function wrapper, so once numba is imported every later engine start in the
-    process fails (``'_lib_fn_wrapper' object has no attribute 'get'``).
+    process fails (``'_lib_fn_wrapper' object has no attribute 'get'``). The
+    series fixes it ("[Bugfix] Skip non-dict __dict__ objects when rebinding
+    kernel overrides"); the order keeps the harness usable on the bare base.
     """
     return sorted(cases, key=lambda c: c.imports_numba)
 
