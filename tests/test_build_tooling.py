@@ -138,11 +138,21 @@ def test_buildkite_pipeline_loads_and_names_existing_commands():
     doc = yaml.safe_load((ROOT / ".buildkite" / "pipeline.yaml").read_text())
     cmds = pipeline_commands(doc)
     assert cmds, "the pipeline runs nothing"
+    built = False  # .venv/ exists once a step has run apply_and_build.sh
+    for step in doc["steps"]:
+        step_cmds = step.get("commands") or [step.get("command")]
+        built = False
+        for cmd in step_cmds:
+            exe = cmd.split()[0]
+            if exe.startswith(".venv/"):
+                assert built, f"{cmd!r} runs before scripts/apply_and_build.sh"
+            elif exe.startswith((".", "scripts/")):
+                assert (ROOT / exe).exists(), (
+                    f"{exe} named by the pipeline does not exist"
+                )
+            built = built or exe == "scripts/apply_and_build.sh"
     for cmd in cmds:
         words = cmd.split()
-        exe = words[0]
-        if exe.startswith((".", "scripts/")):
-            assert (ROOT / exe).exists(), f"{exe} named by the pipeline does not exist"
         # Paths handed to pytest must exist too.
         for word in words[1:]:
             if word.startswith("tests/"):
@@ -197,12 +207,14 @@ def test_upstream_pr_doc_is_generated_and_current():
 def test_mypy_filter_keeps_only_errors_the_series_introduces():
     import upstream_hooks
 
-    out = "\n".join([
-        'a.py:10: error: "Tensor" not callable  [operator]',  # pin's, untouched
-        'a.py:20: error: "Tensor" not callable  [operator]',  # same message, touched
-        "a.py:21: error: Cannot assign to a method  [method-assign]",  # new
-        "b.py:5: error: Incompatible types  [assignment]",  # untouched file line
-    ])
+    out = "\n".join(
+        [
+            'a.py:10: error: "Tensor" not callable  [operator]',  # pin's, untouched
+            'a.py:20: error: "Tensor" not callable  [operator]',  # same message, touched
+            "a.py:21: error: Cannot assign to a method  [method-assign]",  # new
+            "b.py:5: error: Incompatible types  [assignment]",  # untouched file line
+        ]
+    )
     added = {"a.py": {20, 21}, "b.py": {6}}
     new, old = upstream_hooks.new_mypy_errors(out, added)
     assert new == ["a.py:21: error: Cannot assign to a method  [method-assign]"]
