@@ -69,7 +69,9 @@ result[d]=FAILED
 if grep -q "^PASS  series applies" "$work/series.log"; then
   "$VENV_DIR/bin/python" "$ROOT/scripts/lib/upstream_hooks.py" "$work/vllm" "$LOCK_BASE_TAG" \
     | tee "$work/hooks.log" && result[d]=ok
-  hooks_line="upstream hooks: $(grep -c '^PASS' "$work/hooks.log") passed, $(grep -c '^FAIL' "$work/hooks.log") failed"
+  n_pass=$(grep -c '^PASS' "$work/hooks.log" || true)
+  n_fail=$(grep -c '^FAIL' "$work/hooks.log" || true)
+  hooks_line="upstream hooks: $n_pass passed, $n_fail failed"
 fi
 
 echo
