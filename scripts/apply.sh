@@ -23,13 +23,8 @@ mapfile -t patches < <(series_patches)
 
 orig=$(git_vllm rev-parse -q --verify "refs/heads/$LOCK_BRANCH" || true)
 if [[ -n "$orig" && $force == 0 && "$orig" != "$(git_vllm rev-parse "$LOCK_BASE_TAG")" ]]; then
-  tmp=$(mktemp -d)
-  export_series "$VLLM_DIR" "$LOCK_BASE_TAG" "$orig" "$tmp"
-  if ! diff -r -q -x '.*' "$tmp" "$PATCH_DIR" >/dev/null 2>&1; then
-    rm -rf "$tmp"
-    die "branch '$LOCK_BRANCH' holds commits that differ from patches/: run scripts/export.sh to keep them, or --force to drop them"
-  fi
-  rm -rf "$tmp"
+  patches_match "$VLLM_DIR" "$LOCK_BASE_TAG" "$orig" \
+    || die "branch '$LOCK_BRANCH' holds commits that differ from patches/: run scripts/export.sh to keep them, or --force to drop them"
 fi
 
 git_vllm checkout -q -B "$LOCK_BRANCH" "$LOCK_BASE_TAG"

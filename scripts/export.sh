@@ -24,18 +24,16 @@ git_vllm merge-base --is-ancestor "$LOCK_BASE_TAG" "$LOCK_BRANCH" \
   || die "branch '$LOCK_BRANCH' is not based on $LOCK_BASE_TAG: rebase it first"
 missing=$(git_vllm log --format='%h %s' --invert-grep --grep='^Signed-off-by: ' "$LOCK_BASE_TAG..$LOCK_BRANCH")
 [[ -z "$missing" ]] || die "commits without Signed-off-by (use 'git commit -s --amend'):"$'\n'"$missing"
+if [[ $check == 1 ]]; then
+  patches_match "$VLLM_DIR" "$LOCK_BASE_TAG" "$LOCK_BRANCH" 40 \
+    || die "patches/ differs from branch '$LOCK_BRANCH': run scripts/export.sh"
+  log "patches/ is up to date with '$LOCK_BRANCH' ($(wc -l <"$PATCH_DIR/series") patches)"
+  exit 0
+fi
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export_series "$VLLM_DIR" "$LOCK_BASE_TAG" "$LOCK_BRANCH" "$tmp"
 n=$(wc -l <"$tmp/series")
-if [[ $check == 1 ]]; then
-  if diff -r -q -x '.*' "$tmp" "$PATCH_DIR" >/dev/null 2>&1; then
-    log "patches/ is up to date with '$LOCK_BRANCH' ($n patches)"
-    exit 0
-  fi
-  diff -r -u -x '.*' "$PATCH_DIR" "$tmp" | head -40 >&2 || true
-  die "patches/ differs from branch '$LOCK_BRANCH': run scripts/export.sh"
-fi
 mkdir -p "$PATCH_DIR"
 rm -f "$PATCH_DIR"/[0-9][0-9][0-9][0-9]-*.patch "$PATCH_DIR/series"
 cp "$tmp"/*.patch "$tmp/series" "$PATCH_DIR"/ 2>/dev/null || cp "$tmp/series" "$PATCH_DIR"/
