@@ -22,10 +22,15 @@ import os
 import sys
 import time
 import traceback
+from pathlib import Path
 
 os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+# The engine-counter snapshot and delta of the CPU e2e harness serve here too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
+from harness import _delta, _metric_snapshot  # noqa: E402
 
 DRAFT_FORWARDS = {"count": 0}
 
@@ -43,30 +48,6 @@ def _count_v2_draft_forwards() -> None:
         return original(self, *args, **kwargs)
 
     sa.StandaloneARSpeculator._run_model = counted
-
-
-def _metrics(llm) -> dict:
-    snap: dict = {}
-    for m in llm.get_metrics():
-        if not m.name.startswith("vllm:spec_decode"):
-            continue
-        if hasattr(m, "values"):
-            snap[m.name] = [int(v) for v in m.values]
-        elif isinstance(getattr(m, "value", None), (int, float)):
-            snap[m.name] = int(m.value)
-    return snap
-
-
-def _delta(before: dict, after: dict) -> dict:
-    out = {}
-    for k, v in after.items():
-        b = before.get(k)
-        if isinstance(v, list):
-            b = b if isinstance(b, list) else []
-            out[k] = [x - (b[i] if i < len(b) else 0) for i, x in enumerate(v)]
-        else:
-            out[k] = v - (b if isinstance(b, int) else 0)
-    return out
 
 
 def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
@@ -101,7 +82,7 @@ def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
         inputs = [{"prompt_token_ids": p} for p in prompts]
         # Warm-up request so that timings exclude first-call compilation.
         llm.generate(inputs[:1], SamplingParams(max_tokens=8), use_tqdm=False)
-        before = _metrics(llm)
+        before = _metric_snapshot(llm)
         DRAFT_FORWARDS["count"] = 0
         t0 = time.perf_counter()
         if case.get("one_at_a_time"):
@@ -111,7 +92,7 @@ def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
         else:
             outs = llm.generate(inputs, params, use_tqdm=False)
         gen_s = time.perf_counter() - t0
-        counters = _delta(before, _metrics(llm))
+        counters = _delta(before, _metric_snapshot(llm))
         tokens = [list(o.outputs[0].token_ids) for o in outs]
         return {
             "name": case["name"],
