@@ -7,6 +7,10 @@ Environment:
   DSL_GPU_PROMPTS  folder with the fixtures' prompt JSONL files (default:
                    .gpu-bundles/prompts, else $DSL_CACHE/fixtures/prompts)
   DSL_GPU_RESULTS  folder for raw JSON results (default tests/gpu/results/raw)
+  DSL_GPU_PARALLEL engine groups run at once (default 1). Each group is one
+                   subprocess with a fixed 192 MiB KV cache and no memory
+                   profiling, so several share one GPU; correctness results do
+                   not depend on it (timings do: they are not benchmarks).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import json
 import os
 import subprocess
 import sys
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -40,12 +46,14 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "gpu_groups(*names): engine groups a GPU test reads"
+    )
+
+
 def models_dir() -> str:
     return os.environ.get("DSL_GPU_MODELS", "/tmp/gpuhost/models")
-
-
-def draft_name() -> str:
-    return os.environ.get("DSL_GPU_DRAFT", "smollm2-l10")
 
 
 def load_prompts(n: int = 16) -> list[list[int]]:
@@ -73,17 +81,58 @@ def load_prompts(n: int = 16) -> list[list[int]]:
 
 
 class EngineGroups:
-    """Runs each named group of cases once (one subprocess) and caches results."""
+    """Runs each named group of cases once (one subprocess) and caches results.
 
-    def __init__(self, tmp: Path):
+    ``prefetch`` starts the groups the collected tests need, up to
+    ``parallel`` at a time; ``run`` waits for (or starts) one group.
+    """
+
+    def __init__(self, tmp: Path, parallel: int = 1):
         self.tmp = tmp
-        self.cache: dict[str, dict[str, dict]] = {}
+        self.pool = ThreadPoolExecutor(max_workers=max(1, parallel))
+        self.futures: dict[str, Future] = {}
+        self.lock = threading.Lock()
         self.results_dir = Path(
             os.environ.get(
                 "DSL_GPU_RESULTS", ROOT / "tests" / "gpu" / "results" / "raw"
             )
         )
         self.results_dir.mkdir(parents=True, exist_ok=True)
+
+    def _execute(
+        self, group: str, env: dict[str, str], cases: list[dict], prompts: list
+    ) -> dict[str, dict] | str:
+        cases_file = self.tmp / f"{group}.cases.json"
+        out_file = self.results_dir / f"{group}.json"
+        out_file.unlink(missing_ok=True)
+        cases_file.write_text(
+            json.dumps({"models": models_dir(), "prompts": prompts, "cases": cases})
+        )
+        try:
+            proc = subprocess.run(
+                [sys.executable, str(WORKER), str(cases_file), str(out_file)],
+                env={**os.environ, **env},
+                capture_output=True,
+                text=True,
+                timeout=900,
+            )
+            log = proc.stdout + proc.stderr
+        except subprocess.TimeoutExpired as e:
+            log = f"timed out after 900 s\n{e.stdout or ''}{e.stderr or ''}"
+        (self.results_dir / f"{group}.log").write_text(log)
+        if not out_file.exists():
+            return f"group {group} produced no results:\n{log[-3000:]}"
+        return {r["name"]: r for r in json.loads(out_file.read_text())}
+
+    def submit(
+        self, group: str, env: dict[str, str], cases: list[dict], prompts: list
+    ) -> Future:
+        with self.lock:
+            if group not in self.futures:
+                self.futures[group] = self.pool.submit(
+                    self._execute, group, env, cases, prompts
+                )
+            return self.futures[group]
 
     def run(
         self,
@@ -92,31 +141,42 @@ class EngineGroups:
         cases: list[dict],
         prompts: list[list[int]],
     ) -> dict[str, dict]:
-        if group in self.cache:
-            return self.cache[group]
-        cases_file = self.tmp / f"{group}.cases.json"
-        out_file = self.results_dir / f"{group}.json"
-        cases_file.write_text(
-            json.dumps({"models": models_dir(), "prompts": prompts, "cases": cases})
-        )
-        proc = subprocess.run(
-            [sys.executable, str(WORKER), str(cases_file), str(out_file)],
-            env={**os.environ, **env},
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
-        (self.results_dir / f"{group}.log").write_text(proc.stdout + proc.stderr)
-        if not out_file.exists():
-            pytest.fail(f"group {group} produced no results:\n{proc.stderr[-3000:]}")
-        results = {r["name"]: r for r in json.loads(out_file.read_text())}
-        self.cache[group] = results
-        return results
+        result = self.submit(group, env, cases, prompts).result()
+        if isinstance(result, str):
+            pytest.fail(result)
+        return result
+
+
+NEEDED_GROUPS: list[str] = []
+
+
+def pytest_collection_finish(session):
+    """Remember the engine groups the selected tests use (for prefetch)."""
+    from gpu_groups import GROUPS
+
+    for item in session.items:
+        names = list(getattr(getattr(item, "callspec", None), "params", {}).values())
+        marker = item.get_closest_marker("gpu_groups")
+        if marker is not None:
+            names += list(marker.args)
+        for name in names:
+            if isinstance(name, str) and name in GROUPS and name not in NEEDED_GROUPS:
+                NEEDED_GROUPS.append(name)
 
 
 @pytest.fixture(scope="session")
-def engine_groups(tmp_path_factory) -> EngineGroups:
-    return EngineGroups(tmp_path_factory.mktemp("gpu-groups"))
+def engine_groups(tmp_path_factory, prompts) -> EngineGroups:
+    from gpu_groups import GROUPS
+
+    groups = EngineGroups(
+        tmp_path_factory.mktemp("gpu-groups"),
+        int(os.environ.get("DSL_GPU_PARALLEL", "1")),
+    )
+    if _cuda():
+        for name in NEEDED_GROUPS:
+            env, cases = GROUPS[name]
+            groups.submit(name, env, cases, prompts)
+    return groups
 
 
 @pytest.fixture(scope="session")

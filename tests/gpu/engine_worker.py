@@ -8,10 +8,20 @@ variables apply cleanly and GPU memory is returned between groups:
 
 CASES.json: {"models": DIR, "prompts": [[token ids], ...], "cases": [
     {"name": ..., "spec": {...} | null, "engine": {...LLM kwargs...},
-     "max_tokens": 64, "temperature": 0.0, "seed": 0}, ...]}
-A case's "spec" names draft models relative to "models". Each case records
-token ids, timings, the engine's spec-decode counters (delta over the run) and,
-on the V2 runner, the number of draft-model forward passes it ran.
+     "max_tokens": 64, "temperature": 0.0, "seed": 0,
+     "workloads": ["greedy", "stress", "sample"]}, ...]}
+A case's "spec" names draft models relative to "models". One engine per case
+runs its workloads in order (default: greedy only):
+
+- greedy: the prompts batched, greedy; token ids, timings, the engine's
+  spec-decode counters (delta over the run) and, on the V2 runner, the number
+  of draft-model forward passes (top-level keys of the case's result);
+- stress: ``STRESS_REQUESTS`` requests in flight at once through
+  ``LLMEngine.step`` with every ``ABORT_EVERY``-th aborted mid-generation; with
+  the small KV cache of the GPU tests this preempts. Records every request's
+  fate, so a test can check that nothing was lost (result["stress"]);
+- sample: temperature 1 over the prompts, two seeds per prompt; token ids and
+  the spec-decode counters incl. per-position acceptance (result["sample"]).
 """
 
 from __future__ import annotations
@@ -33,6 +43,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 from harness import _delta, _metric_snapshot  # noqa: E402
 
 DRAFT_FORWARDS = {"count": 0}
+STRESS_REQUESTS = 64
+STRESS_MAX_TOKENS = 192
+ABORT_EVERY = 8
+ABORT_AFTER_TOKENS = 16
+SAMPLE_MAX_TOKENS = 128
 
 
 def _count_v2_draft_forwards() -> None:
@@ -50,6 +65,113 @@ def _count_v2_draft_forwards() -> None:
     sa.StandaloneARSpeculator._run_model = counted
 
 
+def _counter(llm, name: str) -> int:
+    """Sum of an engine counter over its labels (0 when absent)."""
+    total = 0
+    for m in llm.get_metrics():
+        if m.name == name and isinstance(getattr(m, "value", None), (int, float)):
+            total += int(m.value)
+    return total
+
+
+def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
+    from vllm import SamplingParams
+
+    params = SamplingParams(
+        temperature=case.get("temperature", 0.0),
+        max_tokens=case.get("max_tokens", 64),
+        seed=case.get("seed"),
+        ignore_eos=case.get("ignore_eos", False),
+    )
+    before = _metric_snapshot(llm)
+    DRAFT_FORWARDS["count"] = 0
+    t0 = time.perf_counter()
+    if case.get("one_at_a_time"):
+        outs = []
+        for inp in inputs:
+            outs += llm.generate([inp], params, use_tqdm=False)
+    else:
+        outs = llm.generate(inputs, params, use_tqdm=False)
+    gen_s = time.perf_counter() - t0
+    tokens = [list(o.outputs[0].token_ids) for o in outs]
+    return {
+        "gen_s": round(gen_s, 4),
+        "num_tokens": sum(len(t) for t in tokens),
+        "token_ids": tokens,
+        "counters": _delta(before, _metric_snapshot(llm)),
+        "draft_forwards": DRAFT_FORWARDS["count"],
+    }
+
+
+def run_stress(llm, inputs: list[dict]) -> dict:
+    """STRESS_REQUESTS greedy requests at once, every ABORT_EVERY-th aborted
+    after ABORT_AFTER_TOKENS tokens; each request's outcome is recorded."""
+    from vllm import SamplingParams
+
+    engine = llm.llm_engine
+    params = SamplingParams(
+        temperature=0.0, max_tokens=STRESS_MAX_TOKENS, ignore_eos=True
+    )
+    preempted_before = _counter(llm, "vllm:num_preemptions")
+    ids = [f"stress-{i}" for i in range(STRESS_REQUESTS)]
+    to_abort = {rid for i, rid in enumerate(ids) if i % ABORT_EVERY == ABORT_EVERY - 1}
+    for i, rid in enumerate(ids):
+        engine.add_request(rid, inputs[i % len(inputs)], params)
+    outcome: dict[str, dict] = {
+        rid: {"tokens": [], "finished": False, "finish_reason": None} for rid in ids
+    }
+    aborted: set[str] = set()
+    after_abort: dict[str, int] = {}
+    steps = 0
+    t0 = time.perf_counter()
+    while engine.has_unfinished_requests():
+        steps += 1
+        if steps > 20000:
+            raise RuntimeError("stress workload did not finish in 20000 steps")
+        for out in engine.step():
+            rid = out.request_id
+            rec = outcome[rid]
+            if rid in aborted:
+                after_abort[rid] = after_abort.get(rid, 0) + 1
+            rec["tokens"] = list(out.outputs[0].token_ids)
+            rec["finished"] = out.finished
+            rec["finish_reason"] = out.outputs[0].finish_reason
+        ready = [
+            rid
+            for rid in to_abort - aborted
+            if len(outcome[rid]["tokens"]) >= ABORT_AFTER_TOKENS
+        ]
+        if ready:
+            engine.abort_request(ready)
+            aborted.update(ready)
+    return {
+        "gen_s": round(time.perf_counter() - t0, 3),
+        "steps": steps,
+        "requests": outcome,
+        "aborted": sorted(aborted),
+        "outputs_after_abort": after_abort,
+        "preemptions": _counter(llm, "vllm:num_preemptions") - preempted_before,
+        "unfinished_after": engine.has_unfinished_requests(),
+    }
+
+
+def run_sample(llm, inputs: list[dict]) -> dict:
+    """Temperature 1, two seeds per prompt; the spec-decode counters."""
+    from vllm import SamplingParams
+
+    params = [
+        SamplingParams(temperature=1.0, max_tokens=SAMPLE_MAX_TOKENS, seed=seed)
+        for seed in (1, 2)
+        for _ in inputs
+    ]
+    before = _metric_snapshot(llm)
+    outs = llm.generate(inputs + inputs, params, use_tqdm=False)
+    return {
+        "token_ids": [list(o.outputs[0].token_ids) for o in outs],
+        "counters": _delta(before, _metric_snapshot(llm)),
+    }
+
+
 def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
     from vllm import LLM, SamplingParams
     from vllm.distributed import cleanup_dist_env_and_memory
@@ -57,7 +179,10 @@ def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
     kwargs = dict(
         model=os.path.join(models, case.get("target", "smollm2-135m")),
         max_model_len=1024,
-        gpu_memory_utilization=0.3,
+        # A fixed, small KV cache: no memory profiling (engines of other
+        # groups may share the GPU), and the stress workload preempts.
+        gpu_memory_utilization=0.1,
+        kv_cache_memory_bytes=192 << 20,
         seed=0,
         disable_log_stats=False,
     )
@@ -73,39 +198,26 @@ def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
     init_s = time.perf_counter() - t0
     try:
         config = llm.llm_engine.vllm_config
-        params = SamplingParams(
-            temperature=case.get("temperature", 0.0),
-            max_tokens=case.get("max_tokens", 64),
-            seed=case.get("seed"),
-            ignore_eos=case.get("ignore_eos", False),
-        )
         inputs = [{"prompt_token_ids": p} for p in prompts]
         # Warm-up request so that timings exclude first-call compilation.
         llm.generate(inputs[:1], SamplingParams(max_tokens=8), use_tqdm=False)
-        before = _metric_snapshot(llm)
-        DRAFT_FORWARDS["count"] = 0
-        t0 = time.perf_counter()
-        if case.get("one_at_a_time"):
-            outs = []
-            for inp in inputs:
-                outs += llm.generate([inp], params, use_tqdm=False)
-        else:
-            outs = llm.generate(inputs, params, use_tqdm=False)
-        gen_s = time.perf_counter() - t0
-        counters = _delta(before, _metric_snapshot(llm))
-        tokens = [list(o.outputs[0].token_ids) for o in outs]
-        return {
+        result = {
             "name": case["name"],
             "ok": True,
             "init_s": round(init_s, 2),
-            "gen_s": round(gen_s, 4),
-            "num_tokens": sum(len(t) for t in tokens),
-            "token_ids": tokens,
-            "counters": counters,
-            "draft_forwards": DRAFT_FORWARDS["count"],
             "async_scheduling": bool(config.scheduler_config.async_scheduling),
             "enforce_eager": bool(config.model_config.enforce_eager),
         }
+        for workload in case.get("workloads", ["greedy"]):
+            if workload == "greedy":
+                result.update(run_greedy(llm, case, inputs))
+            elif workload == "stress":
+                result["stress"] = run_stress(llm, inputs)
+            elif workload == "sample":
+                result["sample"] = run_sample(llm, inputs)
+            else:
+                raise ValueError(f"unknown workload {workload!r}")
+        return result
     finally:
         del llm
         gc.collect()
@@ -123,7 +235,13 @@ def main(argv: list[str]) -> int:
             traceback.print_exc()
             results.append({"name": case["name"], "ok": False, "error": repr(e)[:2000]})
         print(
-            json.dumps({k: v for k, v in results[-1].items() if k != "token_ids"}),
+            json.dumps(
+                {
+                    k: v
+                    for k, v in results[-1].items()
+                    if k not in ("token_ids", "stress", "sample")
+                }
+            ),
             flush=True,
         )
         with open(argv[1], "w") as f:

@@ -5,48 +5,7 @@ number of draft forward passes drops when the threshold exits often."""
 from __future__ import annotations
 
 import pytest
-from conftest import draft_name
-
-K = 5
-TAU = 0.6
-
-
-def spec(k: int, tau: float | None = None) -> dict:
-    s = {"method": "draft_model", "model": draft_name(), "num_speculative_tokens": k}
-    if tau is not None:
-        s["draft_confidence_threshold"] = tau
-    return s
-
-
-def case(name: str, s: dict | None, **engine) -> dict:
-    return {"name": name, "spec": s, "engine": {"enforce_eager": False, **engine}}
-
-
-V2 = {"VLLM_USE_V2_MODEL_RUNNER": "1"}
-V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"}
-SYNC_CHECK = {"VLLM_GPU_SYNC_CHECK": "error"}
-
-GROUPS = {
-    "v2-async": (
-        V2,
-        [
-            case("target", None),
-            case("sd_k5", spec(K)),
-            case("dsl_t0.6_k5", spec(K, TAU)),
-            case("dsl_t0.3_k2", spec(2, 0.3)),
-            case("dsl_t0.9_k8", spec(8, 0.9)),
-            case("sd_k8", spec(8)),
-        ],
-    ),
-    "v2-sync": (V2, [case("dsl_t0.6_k5", spec(K, TAU), async_scheduling=False)]),
-    "v2-async-synccheck": (V2 | SYNC_CHECK, [case("dsl_t0.6_k5", spec(K, TAU))]),
-    "v1-async": (V1, [case("target", None), case("dsl_t0.6_k5", spec(K, TAU))]),
-    "v1-sync": (V1, [case("dsl_t0.6_k5", spec(K, TAU), async_scheduling=False)]),
-    "v1-async-synccheck": (
-        V1 | SYNC_CHECK,
-        [case("sd_k5", spec(K)), case("dsl_t0.6_k5", spec(K, TAU))],
-    ),
-}
+from gpu_groups import GROUPS
 
 
 def results(engine_groups, prompts, group: str) -> dict[str, dict]:
@@ -76,6 +35,8 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
         ("v2-async", "dsl_t0.6_k5", "v2-async"),
         ("v2-async", "dsl_t0.3_k2", "v2-async"),
         ("v2-async", "dsl_t0.9_k8", "v2-async"),
+        ("v2-tau0", "dsl_t0_k5", "v2-async"),
+        ("v2-eager", "dsl_t0.6_k5", "v2-eager"),
         ("v2-sync", "dsl_t0.6_k5", "v2-async"),
         ("v1-async", "dsl_t0.6_k5", "v1-async"),
         ("v1-sync", "dsl_t0.6_k5", "v1-async"),
@@ -84,7 +45,7 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
 def test_greedy_token_identical(engine_groups, prompts, group, name, baseline_group):
     base = ok(results(engine_groups, prompts, baseline_group)["target"])
     got = ok(results(engine_groups, prompts, group)[name])
-    assert not got["enforce_eager"], "CUDA graphs must be on"
+    assert got["enforce_eager"] == (group == "v2-eager"), "CUDA graphs must be on"
     assert got["async_scheduling"] == (not group.endswith("-sync"))
     assert got["token_ids"] == base["token_ids"], first_difference(
         got["token_ids"], base["token_ids"]

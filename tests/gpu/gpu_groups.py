@@ -1,0 +1,79 @@
+"""The engine groups of the GPU tests: one subprocess each (see conftest.py).
+
+A group is (environment, cases); a case is one engine and the workloads it
+runs (engine_worker.py). Engines are expensive (~40 s to start with graph
+capture), so each engine serves every test that can share it.
+"""
+
+from __future__ import annotations
+
+import os
+
+K = 5
+TAU = 0.6
+
+
+def draft_name() -> str:
+    return os.environ.get("DSL_GPU_DRAFT", "smollm2-l10")
+
+
+def spec(k: int, tau: float | None = None) -> dict:
+    s = {"method": "draft_model", "model": draft_name(), "num_speculative_tokens": k}
+    if tau is not None:
+        s["draft_confidence_threshold"] = tau
+    return s
+
+
+def case(
+    name: str, s: dict | None, workloads: tuple[str, ...] = ("greedy",), **engine
+) -> dict:
+    return {
+        "name": name,
+        "spec": s,
+        "workloads": list(workloads),
+        "engine": {"enforce_eager": False, **engine},
+    }
+
+
+V2 = {"VLLM_USE_V2_MODEL_RUNNER": "1"}
+V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"}
+SYNC_CHECK = {"VLLM_GPU_SYNC_CHECK": "error"}
+ALL = ("greedy", "stress", "sample")
+
+GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
+    "v2-async": (
+        V2,
+        [
+            case("target", None, ALL),
+            case("sd_k5", spec(K), ("greedy", "sample")),
+            case("dsl_t0.6_k5", spec(K, TAU), ALL),
+            case("dsl_t0.3_k2", spec(2, 0.3)),
+            case("dsl_t0.9_k8", spec(8, 0.9)),
+            case("sd_k8", spec(8)),
+        ],
+    ),
+    # tau = 0 never exits: the DSL machinery must behave exactly as SD.
+    "v2-tau0": (V2, [case("dsl_t0_k5", spec(K, 0.0), ("greedy", "sample"))]),
+    # Eager target and draft (the -1 draft slots must not reach the embedding).
+    "v2-eager": (
+        V2,
+        [
+            case("target", None, enforce_eager=True),
+            case("dsl_t0.6_k5", spec(K, TAU), enforce_eager=True),
+        ],
+    ),
+    "v2-sync": (V2, [case("dsl_t0.6_k5", spec(K, TAU), async_scheduling=False)]),
+    "v2-async-synccheck": (V2 | SYNC_CHECK, [case("dsl_t0.6_k5", spec(K, TAU))]),
+    "v1-async": (
+        V1,
+        [
+            case("target", None, ("greedy", "stress")),
+            case("dsl_t0.6_k5", spec(K, TAU), ("greedy", "stress")),
+        ],
+    ),
+    "v1-sync": (V1, [case("dsl_t0.6_k5", spec(K, TAU), async_scheduling=False)]),
+    "v1-async-synccheck": (
+        V1 | SYNC_CHECK,
+        [case("sd_k5", spec(K)), case("dsl_t0.6_k5", spec(K, TAU))],
+    ),
+}
