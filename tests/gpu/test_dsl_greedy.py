@@ -33,8 +33,8 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
     [
         ("v2-async", "sd_k5", "v2-async"),
         ("v2-async", "dsl_t0.6_k5", "v2-async"),
-        ("v2-async", "dsl_t0.3_k2", "v2-async"),
-        ("v2-async", "dsl_t0.9_k8", "v2-async"),
+        ("v2-async-grid", "dsl_t0.3_k2", "v2-async"),
+        ("v2-async-grid", "dsl_t0.9_k8", "v2-async"),
         ("v2-tau0", "dsl_t0_k5", "v2-async"),
         ("v2-eager", "dsl_t0.6_k5", "v2-eager"),
         ("v2-sync", "dsl_t0.6_k5", "v2-async"),
@@ -60,8 +60,9 @@ def test_no_blocking_sync(engine_groups, prompts, group):
     ok(res["dsl_t0.6_k5"])
 
 
+@pytest.mark.gpu_groups("v2-async-grid")
 def test_draft_forward_passes_drop_when_exiting_often(engine_groups, prompts):
-    res = results(engine_groups, prompts, "v2-async")
+    res = results(engine_groups, prompts, "v2-async-grid")
     sd, dsl = ok(res["sd_k8"]), ok(res["dsl_t0.9_k8"])
     assert sd["draft_forwards"] > 0, "draft forwards were not counted"
     drafts_sd = sd["counters"]["vllm:spec_decode_num_drafts"]

@@ -1,0 +1,205 @@
+"""One benchmark cell: a fresh engine, measured over closed-loop workloads.
+
+    python benchmarks/cell.py CELL.json OUT.json [--ready FILE --go FILE]
+
+The engine is vLLM's ``LLMEngine`` with its engine core in a subprocess (the
+default, as under ``vllm serve``). The driver keeps exactly ``concurrency``
+requests in flight (a new one enters when one finishes), like ``vllm bench
+serve --max-concurrency`` with an unbounded request rate, and timestamps every
+engine step's outputs. Why not ``vllm bench serve``: each cell needs a fresh
+engine and the whole sweep must fit in minutes of GPU time; the HTTP/JSON
+layer adds per-token CPU work that is the same for every arm and only blurs
+the comparison, and this driver also records each request's per-step token
+counts, which the oracle needs.
+
+With ``--ready``/``--go`` the cell writes ``--ready`` once its engine is up,
+then waits for ``--go`` before measuring: ``run.py`` starts many cells at once
+(engine start-up overlaps) but measures one at a time.
+
+CELL.json::
+
+    {"name": str, "model": path, "draft": path | null, "k": int,
+     "tau": float | null, "engine": {EngineArgs overrides},
+     "max_tokens": int, "prompts": {"<dataset>-<split>": [[token ids], ...]},
+     "workloads": [{"prompts": "<dataset>-<split>", "concurrency": int,
+                    "num_requests": int, "reps": int,
+                    "extra_args": {...} | null}, ...]}
+
+OUT.json: the cell, its init time, and per workload and repetition the
+per-request records (TTFT, TPOT, tokens, per-step token counts) and the
+engine's ``vllm:spec_decode_*`` counters (delta).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from collections import deque
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+SPEC_PREFIX = "vllm:spec_decode_"
+
+
+def spec_counters(engine) -> dict[str, object]:
+    """The engine's ``vllm:spec_decode_*`` counters (per position as lists)."""
+    snap: dict[str, object] = {}
+    by_pos: dict[str, dict[int, int]] = {}
+    for m in engine.get_metrics():
+        if not m.name.startswith(SPEC_PREFIX):
+            continue
+        if hasattr(m, "values"):
+            snap[m.name] = [int(v) for v in m.values]
+        elif "position" in (m.labels or {}):
+            by_pos.setdefault(m.name, {})[int(m.labels["position"])] = int(m.value)
+        elif isinstance(getattr(m, "value", None), (int, float)):
+            snap[m.name] = int(m.value)
+    for name, pos in by_pos.items():
+        snap[name] = [pos.get(i, 0) for i in range(max(pos) + 1)]
+    return snap
+
+
+def counter_delta(before: dict, after: dict) -> dict[str, object]:
+    out: dict[str, object] = {}
+    for name, value in after.items():
+        old = before.get(name)
+        if isinstance(value, list):
+            old = old if isinstance(old, list) else []
+            old = old + [0] * (len(value) - len(old))
+            out[name] = [a - b for a, b in zip(value, old)]
+        else:
+            out[name] = value - (old if isinstance(old, int) else 0)
+    return out
+
+
+def engine_args(cell: dict):
+    from vllm.engine.arg_utils import EngineArgs
+
+    kwargs = dict(
+        model=cell["model"],
+        max_model_len=2048,
+        max_num_seqs=64,
+        enable_prefix_caching=False,
+        # A fixed KV cache (no profiling, so cells can start side by side);
+        # 2 GiB holds 64 requests of ~2k tokens for the 135M pair.
+        kv_cache_memory_bytes=2 << 30,
+        gpu_memory_utilization=0.04,
+        seed=0,
+        disable_log_stats=False,
+    )
+    if cell.get("draft"):
+        spec = {
+            "method": "draft_model",
+            "model": cell["draft"],
+            "num_speculative_tokens": cell["k"],
+        }
+        if cell.get("tau") is not None:
+            spec["draft_confidence_threshold"] = cell["tau"]
+        kwargs["speculative_config"] = spec
+    kwargs.update(cell.get("engine", {}))
+    return EngineArgs(**kwargs)
+
+
+def run_workload(engine, prompts: list[list[int]], concurrency: int,
+                 num_requests: int, max_tokens: int,
+                 extra_args: dict | None, tag: str) -> dict:
+    """Closed loop: ``concurrency`` requests in flight until ``num_requests``
+    have finished. Every step's outputs are timestamped."""
+    from vllm import SamplingParams
+
+    params = SamplingParams(temperature=0.0, max_tokens=max_tokens,
+                            ignore_eos=True, detokenize=False,
+                            extra_args=extra_args or None)
+    queue = deque((f"{tag}-{i}", prompts[i % len(prompts)])
+                  for i in range(num_requests))
+    inflight: dict[str, dict] = {}
+    done: list[dict] = []
+    before = spec_counters(engine)
+    t_start = time.perf_counter()
+    while queue or inflight:
+        while queue and len(inflight) < concurrency:
+            rid, prompt = queue.popleft()
+            engine.add_request(rid, {"prompt_token_ids": prompt}, params)
+            inflight[rid] = {"t_add": time.perf_counter(), "times": [],
+                             "deltas": [], "n": 0, "prompt_len": len(prompt)}
+        outs = engine.step()
+        now = time.perf_counter()
+        for out in outs:
+            rec = inflight.get(out.request_id)
+            if rec is None:
+                continue
+            n = len(out.outputs[0].token_ids)
+            if n > rec["n"]:
+                rec["times"].append(now)
+                rec["deltas"].append(n - rec["n"])
+                rec["n"] = n
+            if out.finished:
+                del inflight[out.request_id]
+                times = rec["times"]
+                done.append({
+                    "prompt_len": rec["prompt_len"],
+                    "num_tokens": rec["n"],
+                    "ttft": times[0] - rec["t_add"],
+                    "tpot": ((times[-1] - times[0]) / (rec["n"] - 1)
+                             if rec["n"] > 1 else None),
+                    "latency": times[-1] - rec["t_add"],
+                    "deltas": rec["deltas"],
+                })
+    wall = time.perf_counter() - t_start
+    return {"wall_s": wall, "requests": done,
+            "counters": counter_delta(before, spec_counters(engine))}
+
+
+def wait_for(path: str, timeout: float = 3600.0) -> None:
+    t0 = time.time()
+    while not os.path.exists(path):
+        if time.time() - t0 > timeout:
+            raise TimeoutError(f"no {path} after {timeout} s")
+        time.sleep(0.2)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("cell")
+    ap.add_argument("out")
+    ap.add_argument("--ready", help="file to create once the engine is up")
+    ap.add_argument("--go", help="file to wait for before measuring")
+    args = ap.parse_args(argv)
+    cell = json.loads(Path(args.cell).read_text())
+
+    from vllm.v1.engine.llm_engine import LLMEngine
+
+    t0 = time.perf_counter()
+    engine = LLMEngine.from_engine_args(engine_args(cell))
+    init_s = time.perf_counter() - t0
+    # Warm-up: every batch size the workloads reach, a few steps each.
+    first = next(iter(cell["prompts"].values()))
+    for c in sorted({w["concurrency"] for w in cell["workloads"]}):
+        run_workload(engine, first, c, c, 16, None, f"warm{c}")
+    if args.ready:
+        Path(args.ready).write_text(str(init_s))
+    if args.go:
+        wait_for(args.go)
+    results = []
+    for w in cell["workloads"]:
+        for rep in range(w.get("reps", 1)):
+            tag = f"{w['prompts']}-c{w['concurrency']}-r{rep}"
+            res = run_workload(engine, cell["prompts"][w["prompts"]],
+                               w["concurrency"], w["num_requests"],
+                               cell["max_tokens"], w.get("extra_args"), tag)
+            res.update({"prompts": w["prompts"], "concurrency": w["concurrency"],
+                        "rep": rep, "extra_args": w.get("extra_args")})
+            results.append(res)
+    out = {k: v for k, v in cell.items() if k != "prompts"}
+    out.update({"init_s": init_s, "results": results})
+    Path(args.out).write_text(json.dumps(out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
