@@ -20,15 +20,16 @@
 #   --onto X            a release version (0.33.0; registry sdist when the git remote
 #                       is unreachable), `latest` (the newest release on the package
 #                       registry), or a git ref of the upstream remote
-#   --record SRC        first re-record rebase-resolutions/X/ from a resolved series: SRC
-#                       is a branch of vllm/ or a git work tree (its HEAD) with one commit
-#                       per patch of patches/series, same subjects, on top of the new base
+#   --record SRC        first record rebase-resolutions/X/ from a resolved series: SRC is
+#                       a branch of vllm/ or a git work tree (its HEAD) with one commit per
+#                       patch of patches/series (or per patch of a prefix of it: the later
+#                       patches keep their record), same subjects, on top of the new base
 #   --test              run the test files the series adds or changes on the rebased tree,
 #                       with the compiled kernels of vllm/ (the pin's) linked in; results
 #                       go into the report
 #   --keep DIR          rebase in DIR and keep it (default: a temporary clone)
-#   --stop              with --keep: stop at the first NEW CONFLICT, leaving `git am` in
-#                       progress in DIR with the remaining patches queued
+#   --stop              with --keep: stop at the first NEW CONFLICT, leaving its `git am`
+#                       in progress in DIR (resolve, `git am --continue`, then --record DIR)
 #   --report FILE       where to write the markdown report
 #                       (default: rebase-reports/<pin>-onto-<X>.md)
 #   --export DIR        also export the rebased series into DIR
@@ -94,8 +95,8 @@ if [[ -n "$record" ]]; then
   git -C "$dir" checkout -q -B "$branch" "$new_tag"
 fi
 load_resolutions "$dir" "$res_dir"
-n_records=$(find "$res_dir/rr-cache" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l)
-n_fixups=$(find "$res_dir/fixups" -type f 2>/dev/null | wc -l)
+n_records=$(find "$res_dir/rr-cache" -mindepth 1 -maxdepth 1 -type d 2>/dev/null | wc -l || true)
+n_fixups=$(find "$res_dir/fixups" -type f 2>/dev/null | wc -l || true)
 for f in "$res_dir"/fixups/*; do
   [[ -e "$f" ]] || continue
   [[ -f "$PATCH_DIR/$(basename "$f")" ]] || die "recorded fixup $(basename "$f") names no patch of patches/series: re-record (--record)"
@@ -124,10 +125,6 @@ for i in "${!patches[@]}"; do
   printf '  %-22s %s%s\n' "$AM_RESULT" "$name" "${AM_FILES:+: $AM_FILES}" >&2
   if [[ $AM_RESULT == conflict && $stop == 1 ]]; then
     stopped=$name
-    if [[ -d "$dir/.git/rebase-apply" ]]; then
-      git -C "$dir" am --abort >/dev/null 2>&1 || true
-      _am_one "$dir" "${patches[@]:$i}" >/dev/null 2>&1 || true
-    fi
     break
   fi
 done
@@ -159,7 +156,7 @@ if [[ $run_tests == 1 && -z "$stopped" ]]; then
   junit=$(mktemp -d)
   tests_md+=("## Tests on the rebased tree" ""
     "- kernels: the compiled files of vllm/ (vLLM $LOCK_VERSION, $kernels \`.so\` files) linked into the $label tree; python code is $label's"
-    "- command: \`scripts/rebase.sh --onto $onto --test\` (the test files the series adds or changes, run by \`upstream_pytest\` as in fastcheck)")
+    "- what: the test files the series adds or changes, run by \`upstream_pytest\` as in fastcheck (CPU, offline)")
   if (cd "$dir" && PYTHONPATH="$dir" "$VENV_DIR/bin/python" -c '
 import importlib, sys
 import vllm, vllm._custom_ops
@@ -193,7 +190,7 @@ sdist_sha=$(sha256sum "$DSL_CACHE/dl/vllm-$label.tar.gz" 2>/dev/null | cut -d' '
   echo "- result branch in vllm/: \`$branch\` ($(git -C "$dir" rev-list --count "$new_tag..HEAD") commits)"
   echo "- recorded resolutions: \`${res_dir#"$ROOT"/}/\` ($n_records conflict resolutions, $n_fixups fixups)"
   echo "- variant: $variant_note"
-  echo "- command: \`scripts/rebase.sh --onto $onto\`"
+  echo "- command: \`scripts/rebase.sh --onto $onto$([[ $run_tests == 0 ]] || echo " --test")\`"
   echo "- summary: $n_clean clean, $n_merged 3-way merged, $n_recorded resolved from record, $n_conflict NEW CONFLICT; $n_fixed with a recorded fixup"
   echo
   echo "| patch | result | conflicting files | semantic fixup |"
@@ -207,7 +204,7 @@ if [[ -z "$stopped" ]]; then
 fi
 log "report: $report ($n_clean clean, $n_merged 3-way, $n_recorded from record, $n_conflict NEW CONFLICT)"
 if [[ -n "$stopped" ]]; then
-  log "stopped at $stopped in $dir: resolve, 'git am --continue' (repeat), then" \
+  log "stopped at $stopped in $dir: resolve, 'git am --continue', then" \
     "scripts/rebase.sh --onto $onto --record $dir"
 fi
 if [[ $n_conflict -gt 0 && $allow == 0 ]]; then

@@ -442,11 +442,14 @@ am_recorded() {
 }
 
 # record_resolutions REPO PATCHES_ARRAY_NAME RESOLVED_REF OUT_DIR: replay the patches on
-# REPO's HEAD (a rebase_clone) like am_recorded, taking every conflict's resolution from
-# the matching commit of RESOLVED_REF (one commit per patch, same subjects, on top of
-# HEAD) so that git rerere records it, and saving what differs after each patch besides
-# the conflicts as OUT_DIR/fixups/<patch>. OUT_DIR/rr-cache and OUT_DIR/fixups are
-# replaced. Dies on a mismatch between the patches and RESOLVED_REF.
+# REPO's HEAD (a rebase_clone), taking every conflict's resolution from the matching
+# commit of RESOLVED_REF (one commit per patch, same subjects, on top of HEAD) so that
+# git rerere records it, and saving what differs after each patch besides the conflicts
+# as OUT_DIR/fixups/<patch>. RESOLVED_REF may hold only the first K patches (what
+# `rebase.sh --stop` leaves after resolving): their fixups are replaced and the new
+# rr-cache entries added, the record of the later patches is kept. With all patches,
+# OUT_DIR/rr-cache and OUT_DIR/fixups are replaced (stale entries pruned). Dies on a
+# mismatch between the patches and RESOLVED_REF.
 record_resolutions() {
   local repo=$1 ref=$3 out=$4 base i p name want got conflicted
   local -n _patches=$2
@@ -455,13 +458,13 @@ record_resolutions() {
   git -C "$repo" merge-base --is-ancestor "$base" "$ref" \
     || die "the resolved series is not based on $(git -C "$repo" describe --tags --always "$base")"
   mapfile -t resolved < <(git -C "$repo" rev-list --reverse "$base..$ref")
-  [[ ${#resolved[@]} == "${#_patches[@]}" ]] \
+  [[ ${#resolved[@]} -ge 1 && ${#resolved[@]} -le ${#_patches[@]} ]] \
     || die "the resolved series has ${#resolved[@]} commits, patches/series ${#_patches[@]} patches"
   local tmp
   tmp=$(mktemp -d)
   mkdir -p "$tmp/fixups"
   rm -rf "$repo/.git/rr-cache"
-  for i in "${!_patches[@]}"; do
+  for i in "${!resolved[@]}"; do
     p=${_patches[$i]} name=$(basename "$p")
     want=$(patch_subject "$p")
     got=$(git -C "$repo" log -1 --format=%s "${resolved[$i]}")
@@ -490,7 +493,12 @@ record_resolutions() {
     fi
   done
   mkdir -p "$out"
-  rm -rf "$out/rr-cache" "$out/fixups"
+  if [[ ${#resolved[@]} == "${#_patches[@]}" ]]; then
+    rm -rf "$out/rr-cache" "$out/fixups"
+  else
+    for i in "${!resolved[@]}"; do rm -f "$out/fixups/$(basename "${_patches[$i]}")"; done
+    log "kept the record of patches $((${#resolved[@]} + 1))..${#_patches[@]} (the resolved series stops before them)"
+  fi
   mkdir -p "$out/rr-cache"
   local entry
   for entry in "$repo/.git/rr-cache"/*/; do
@@ -498,7 +506,8 @@ record_resolutions() {
     mkdir -p "$out/rr-cache/$(basename "$entry")"
     cp "$entry"/preimage* "$entry"/postimage* "$out/rr-cache/$(basename "$entry")/"
   done
-  if compgen -G "$tmp/fixups/*" >/dev/null; then cp -r "$tmp/fixups" "$out/"; fi
+  if compgen -G "$tmp/fixups/*" >/dev/null; then mkdir -p "$out/fixups" && cp "$tmp"/fixups/* "$out/fixups/"; fi
+  rmdir "$out/fixups" 2>/dev/null || true
   rm -rf "$tmp"
 }
 
