@@ -188,7 +188,7 @@ sdist_sha=$(sha256sum "$DSL_CACHE/dl/vllm-$label.tar.gz" 2>/dev/null | cut -d' '
   echo "- from: \`$LOCK_BASE_TAG\` ($LOCK_DESCRIBE), ${#patches[@]} patches in \`patches/series\`"
   echo "- onto: \`$new_tag\` at \`$(git -C "$dir" rev-parse --short=12 "$new_tag")\`${sdist_sha:+ (registry sdist sha256 \`$sdist_sha\`)}"
   echo "- result branch in vllm/: \`$branch\` ($(git -C "$dir" rev-list --count "$new_tag..HEAD") commits)"
-  echo "- recorded resolutions: \`${res_dir#"$ROOT"/}/\` ($n_records conflict resolutions, $n_fixups fixups)"
+  echo "- recorded resolutions: \`${res_dir#"$ROOT"/}/\` ($n_records conflict resolutions, $n_fixups fixups)$([[ ! -f "$res_dir/README.md" ]] || echo "; what each one does: \`${res_dir#"$ROOT"/}/README.md\`")"
   echo "- variant: $variant_note"
   echo "- command: \`scripts/rebase.sh --onto $onto$([[ $run_tests == 0 ]] || echo " --test")\`"
   echo "- summary: $n_clean clean, $n_merged 3-way merged, $n_recorded resolved from record, $n_conflict NEW CONFLICT; $n_fixed with a recorded fixup"
