@@ -481,6 +481,7 @@ record_resolutions() {
         fi
       done <<<"$conflicted"
       git -C "$repo" rerere >/dev/null
+      # shellcheck disable=SC2086  # paths of vLLM's tree have no spaces
       git -C "$repo" add -A -- $conflicted
       git -C "$repo" am --continue >/dev/null || die "cannot continue $name after its resolution"
       log "recorded the resolution of $name: ${conflicted//$'\n'/ }"
