@@ -8,6 +8,8 @@
 #   4. exporting the applied branch reproduces patches/ byte for byte
 #   5. bisectable: at every prefix of the series, vllm and the modules the patch
 #      touches import, and the test files the patch adds or changes pass
+#   6. every maintained variant (patches-variants/<version>/) was generated from the
+#      current patches/ (regenerate: scripts/rebase.sh --onto <version>)
 # Prints one PASS/FAIL line per check and exits 1 if any failed.
 #
 #   --keep DIR          clone into DIR and keep it (fastcheck runs vLLM's tests there)
@@ -92,5 +94,14 @@ for m in sys.argv[1:]:
 done
 git -C "$dir" checkout -q --detach "${commits[-1]:-$base}"
 rm -rf "$junit_dir"
+for variant in "$VARIANTS_ROOT"/*/; do
+  [[ -d "$variant" ]] || continue
+  if out=$(variant_check "${variant%/}"); then
+    pass "variant $(basename "$variant") is current with patches/"
+  else
+    echo "$out"
+    fail "variant $(basename "$variant") is stale"
+  fi
+done
 echo "series check: $passes passed, $fails failed"
 [[ $fails == 0 ]]

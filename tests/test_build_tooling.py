@@ -161,6 +161,30 @@ def test_buildkite_pipeline_loads_and_names_existing_commands():
     assert "fastcheck" in labels and "GPU" in labels and "rebase" in labels
 
 
+def test_nightly_rebuilds_and_tests_every_maintained_variant():
+    """Each patches-variants/<version>/ has a scheduled step that rebases onto it
+    with --test and fails the build on a new conflict (no soft_fail)."""
+    doc = yaml.safe_load((ROOT / ".buildkite" / "pipeline.yaml").read_text())
+    variants = sorted(
+        p.name for p in (ROOT / "patches-variants").iterdir() if p.is_dir()
+    )
+    assert variants, "no maintained variant under patches-variants/"
+    for version in variants:
+        steps = [
+            step
+            for step in doc["steps"]
+            if f"scripts/rebase.sh --onto {version} --test"
+            in (step.get("commands") or [step.get("command")])
+        ]
+        assert steps, f"no pipeline step runs scripts/rebase.sh --onto {version} --test"
+        for step in steps:
+            assert step.get("if") == 'build.source == "schedule"', step["key"]
+            assert not step.get("soft_fail"), f"{step['key']} must fail on a conflict"
+            assert (step.get("commands") or [])[0].startswith(
+                "scripts/apply_and_build.sh"
+            ), f"{step['key']}: --test needs the build venv and kernels first"
+
+
 @pytest.mark.skipif(
     shutil.which("check-jsonschema") is None
     and not (Path(sys.executable).parent / "check-jsonschema").exists(),

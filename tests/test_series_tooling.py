@@ -167,32 +167,107 @@ def test_apply_failure_names_patch_and_files_and_leaves_tree_clean(upstream):
     assert not (repo / ".git" / "rebase-apply").exists()
 
 
-def test_rebase_reports_clean_merged_and_conflicted(upstream):
-    repo, patches, env = upstream
-    commit(repo, "[Core] touch b", {"b.txt": (repo / "b.txt").read_text() + "tail\n"})
-    run("export.sh", env)
-    # The "new release": conflicts with patch 1, shifts the context of patch 3.
+def make_release(repo: Path, version: str = "9.9.9") -> None:
+    """Tag a "new release" on top of the base: it conflicts with patch 1 (a.txt
+    line 2) and shifts the context of b.txt."""
     git(repo, "checkout", "-q", "--detach", BASE_TAG)
     a = (repo / "a.txt").read_text().replace("line 2\n", "upstream 2\n")
     b = "header\n" + (repo / "b.txt").read_text()
-    commit(repo, "v9.9.9", {"a.txt": a, "b.txt": b}, signoff=False)
-    git(repo, "tag", "upstream/v9.9.9")
+    commit(repo, f"v{version}", {"a.txt": a, "b.txt": b}, signoff=False)
+    git(repo, "tag", f"upstream/v{version}")
     git(repo, "checkout", "-q", "dsl")
+
+
+def rebase_env(env: dict, tmp: Path) -> dict:
+    return dict(
+        env,
+        RESOLUTIONS_ROOT=str(tmp / "resolutions"),
+        VARIANTS_ROOT=str(tmp / "variants"),
+    )
+
+
+def resolve_by_hand(repo: Path, patches: Path) -> str:
+    """The developer's resolved series on the new release, as a branch: patch 1's
+    conflict resolved, plus a semantic fix to b.txt (which merges cleanly) in
+    patch 2. Returns the branch name."""
+    git(repo, "checkout", "-q", "-b", "resolved", "upstream/v9.9.9")
+    for p in (patches / "series").read_text().split():
+        proc = subprocess.run(
+            [
+                "git",
+                "-C",
+                str(repo),
+                "am",
+                "-q",
+                "--3way",
+                "--keep-non-patch",
+                str(patches / p),
+            ],
+            capture_output=True,
+            text=True,
+            env=ENV,
+        )
+        if proc.returncode != 0:
+            a = (repo / "a.txt").read_text()
+            start, end = a.index("<<<<<<<"), a.index(">>>>>>>")
+            end = a.index("\n", end) + 1
+            (repo / "a.txt").write_text(a[:start] + "LINE 2 (upstream 2)\n" + a[end:])
+            git(repo, "add", "a.txt")
+            git(repo, "am", "--continue")
+        if p.startswith("0002-"):
+            b = (repo / "b.txt").read_text().replace("line 5\n", "line five\n")
+            (repo / "b.txt").write_text(b)
+            git(repo, "commit", "-q", "-a", "--amend", "--no-edit")
+    git(repo, "checkout", "-q", "dsl")
+    return "resolved"
+
+
+def variant_check(env: dict, variant: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [
+            "bash",
+            "-c",
+            f'source "{SCRIPTS}/lib/common.sh"; variant_check "$1"',
+            "_",
+            str(variant),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_rebase_reports_clean_merged_and_conflicted(upstream):
+    repo, patches, env = upstream
+    env = rebase_env(env, patches.parent)
+    report = patches.parent / "report.md"
+    commit(repo, "[Core] touch b", {"b.txt": (repo / "b.txt").read_text() + "tail\n"})
+    run("export.sh", env)
+    make_release(repo)
+    head = git(repo, "rev-parse", "HEAD")
     report = patches.parent / "report.md"
     proc = run("rebase.sh", env, "--onto", "9.9.9", "--report", str(report), ok=False)
     assert proc.returncode == 3, proc.stderr
     text = report.read_text()
     assert (
-        "| `0001-Core-first-change.patch` | **conflicted** (skipped) | `a.txt` |"
+        "| `0001-Core-first-change.patch` | **NEW CONFLICT** (skipped) | `a.txt` |"
         in text
     )
     assert "| `0002-Spec-Decode-second-change.patch` | clean |" in text
     assert "| `0003-Core-touch-b.patch` | clean |" in text
-    assert "2 clean, 0 3-way merged, 1 conflicted" in text
+    assert "2 clean, 0 3-way merged, 0 resolved from record, 1 NEW CONFLICT" in text
+    # No record for 9.9.9: no variant is written.
+    assert not (patches.parent / "variants").exists()
+    # vllm/ itself is untouched (the rebase runs in a scratch clone); the result
+    # branch is fetched into it.
     assert git(repo, "rev-parse", "--abbrev-ref", "HEAD").strip() == "dsl"
+    assert git(repo, "rev-parse", "HEAD") == head
     assert git(repo, "status", "--porcelain") == ""
+    assert git(repo, "log", "--format=%s", "upstream/v9.9.9..dsl-on-9.9.9").split("\n")[
+        :2
+    ] == ["[Core] touch b", "[Spec Decode] second change"]
     # --allow-conflicts turns the exit status into success, report unchanged.
-    proc = run(
+    run(
         "rebase.sh",
         env,
         "--onto",
@@ -201,4 +276,245 @@ def test_rebase_reports_clean_merged_and_conflicted(upstream):
         str(report),
         "--allow-conflicts",
     )
-    assert "1 conflicted" in report.read_text()
+    assert "1 NEW CONFLICT" in report.read_text()
+
+
+def test_rebase_replays_recorded_resolutions_and_writes_the_variant(upstream):
+    repo, patches, env = upstream
+    env = rebase_env(env, patches.parent)
+    report = patches.parent / "report.md"
+    run("export.sh", env)
+    make_release(repo)
+    resolved = resolve_by_hand(repo, patches)
+    report = patches.parent / "report.md"
+    run(
+        "rebase.sh",
+        env,
+        "--onto",
+        "9.9.9",
+        "--record",
+        resolved,
+        "--report",
+        str(report),
+    )
+    record = patches.parent / "resolutions" / "9.9.9"
+    assert list((record / "rr-cache").glob("*/postimage"))
+    assert (record / "fixups" / "0002-Spec-Decode-second-change.patch").is_file()
+    # A plain run (what the nightly does) reproduces the resolved series exactly.
+    run("rebase.sh", env, "--onto", "9.9.9", "--report", str(report))
+    text = report.read_text()
+    assert "| `0001-Core-first-change.patch` | resolved from record | `a.txt` |" in text
+    assert "fixup: `b.txt`" in text
+    assert "1 resolved from record, 0 NEW CONFLICT; 1 with a recorded fixup" in text
+    assert git(repo, "rev-parse", "dsl-on-9.9.9^{tree}") == git(
+        repo, "rev-parse", f"{resolved}^{{tree}}"
+    )
+    variant = patches.parent / "variants" / "9.9.9"
+    assert (variant / "series").read_text().split() == (
+        patches / "series"
+    ).read_text().split()
+    assert (
+        "LINE 2 (upstream 2)" in (variant / "0001-Core-first-change.patch").read_text()
+    )
+    assert variant_check(env, variant).returncode == 0
+
+
+def test_variant_check_fails_until_regenerated_after_the_series_grows(upstream):
+    repo, patches, env = upstream
+    env = rebase_env(env, patches.parent)
+    report = patches.parent / "report.md"
+    run("export.sh", env)
+    make_release(repo)
+    resolved = resolve_by_hand(repo, patches)
+    run(
+        "rebase.sh",
+        env,
+        "--onto",
+        "9.9.9",
+        "--record",
+        resolved,
+        "--report",
+        str(report),
+    )
+    variant = patches.parent / "variants" / "9.9.9"
+    # Another developer appends a patch and exports.
+    commit(repo, "[Spec Decode] third change", {"d.txt": "x\n"})
+    run("export.sh", env)
+    proc = variant_check(env, variant)
+    assert proc.returncode == 1
+    assert "it has 2 patches, patches/series has 3" in proc.stdout
+    assert "scripts/rebase.sh --onto 9.9.9" in proc.stdout
+    # The record still resolves patch 1: regenerating needs no new resolution.
+    report = patches.parent / "report.md"
+    run("rebase.sh", env, "--onto", "9.9.9", "--report", str(report))
+    assert "| `0003-Spec-Decode-third-change.patch` | clean |" in report.read_text()
+    assert "| `0001-Core-first-change.patch` | resolved from record |" in (
+        report.read_text()
+    )
+    assert variant_check(env, variant).returncode == 0
+    # A changed patch (same subjects, same count) makes the variant stale too.
+    (patches / "0003-Spec-Decode-third-change.patch").write_text(
+        (patches / "0003-Spec-Decode-third-change.patch").read_text() + "\n"
+    )
+    proc = variant_check(env, variant)
+    assert proc.returncode == 1 and "0003-Spec-Decode-third-change.patch" in proc.stdout
+
+
+def test_rebase_new_conflict_in_an_appended_patch_fails_and_keeps_the_variant(upstream):
+    repo, patches, env = upstream
+    env = rebase_env(env, patches.parent)
+    report = patches.parent / "report.md"
+    run("export.sh", env)
+    make_release(repo)
+    resolved = resolve_by_hand(repo, patches)
+    run(
+        "rebase.sh",
+        env,
+        "--onto",
+        "9.9.9",
+        "--record",
+        resolved,
+        "--report",
+        str(report),
+    )
+    variant = patches.parent / "variants" / "9.9.9"
+    before = {p.name: p.read_bytes() for p in variant.iterdir()}
+    # An appended patch that conflicts with the release's b.txt header.
+    b = (repo / "b.txt").read_text().replace("line 1\n", "first line\n")
+    commit(repo, "[Core] rename line 1", {"b.txt": b})
+    run("export.sh", env)
+    report = patches.parent / "report.md"
+    proc = run("rebase.sh", env, "--onto", "9.9.9", "--report", str(report), ok=False)
+    assert proc.returncode == 3
+    assert "NEW CONFLICT" in proc.stderr
+    text = report.read_text()
+    assert "| `0001-Core-first-change.patch` | resolved from record |" in text
+    assert (
+        "| `0003-Core-rename-line-1.patch` | **NEW CONFLICT** (skipped) | `b.txt` |"
+        in text
+    )
+    assert "variant: not written: new conflicts" in text
+    assert {p.name: p.read_bytes() for p in variant.iterdir()} == before
+    assert variant_check(env, variant).returncode == 1
+    # --stop leaves the scratch clone at that conflict for resolving.
+    keep = patches.parent / "resolve"
+    proc = run(
+        "rebase.sh",
+        env,
+        "--onto",
+        "9.9.9",
+        "--keep",
+        str(keep),
+        "--stop",
+        "--report",
+        str(report),
+        ok=False,
+    )
+    assert proc.returncode == 3
+    assert (keep / ".git" / "rebase-apply").is_dir()
+    b = (keep / "b.txt").read_text()
+    assert "<<<<<<<" in b
+    # Resolve there, record from it (the earlier patches keep their record), and
+    # the variant is regenerated.
+    start, end = b.index("<<<<<<<"), b.index("\n", b.index(">>>>>>>")) + 1
+    (keep / "b.txt").write_text(b[:start] + "header\nfirst line\n" + b[end:])
+    git(keep, "add", "b.txt")
+    git(keep, "am", "--continue")
+    run(
+        "rebase.sh",
+        env,
+        "--onto",
+        "9.9.9",
+        "--record",
+        str(keep),
+        "--report",
+        str(report),
+    )
+    text = report.read_text()
+    assert (
+        "| `0003-Core-rename-line-1.patch` | resolved from record | `b.txt` |" in text
+    )
+    assert "| `0001-Core-first-change.patch` | resolved from record |" in text
+    assert "fixup: `b.txt`" in text  # patch 2's fixup was kept
+    assert variant_check(env, variant).returncode == 0
+
+
+def test_rebase_changed_conflict_hunk_is_a_new_conflict(upstream):
+    repo, patches, env = upstream
+    env = rebase_env(env, patches.parent)
+    report = patches.parent / "report.md"
+    run("export.sh", env)
+    make_release(repo)
+    resolved = resolve_by_hand(repo, patches)
+    run(
+        "rebase.sh",
+        env,
+        "--onto",
+        "9.9.9",
+        "--record",
+        resolved,
+        "--report",
+        str(report),
+    )
+    # Patch 1 is reworded where it conflicts: the recorded resolution no longer fits.
+    git(repo, "checkout", "-q", "dsl~1")
+    text = (repo / "a.txt").read_text().replace("LINE 2\n", "Line two\n")
+    (repo / "a.txt").write_text(text)
+    git(repo, "commit", "-q", "-a", "--amend", "--no-edit")
+    git(repo, "cherry-pick", "dsl")
+    git(repo, "branch", "-f", "dsl", "HEAD")
+    git(repo, "checkout", "-q", "dsl")
+    run("export.sh", env)
+    report = patches.parent / "report.md"
+    proc = run("rebase.sh", env, "--onto", "9.9.9", "--report", str(report), ok=False)
+    assert proc.returncode == 3
+    assert (
+        "| `0001-Core-first-change.patch` | **NEW CONFLICT** (skipped) | `a.txt` |"
+        in (report.read_text())
+    )
+
+
+def test_rebase_record_refuses_a_mismatched_series(upstream):
+    repo, patches, env = upstream
+    env = rebase_env(env, patches.parent)
+    report = patches.parent / "report.md"
+    run("export.sh", env)
+    make_release(repo)
+    resolved = resolve_by_hand(repo, patches)
+    git(repo, "checkout", "-q", resolved)
+    git(repo, "commit", "-q", "--amend", "-m", "[Spec Decode] renamed")
+    git(repo, "checkout", "-q", "dsl")
+    proc = run(
+        "rebase.sh",
+        env,
+        "--onto",
+        "9.9.9",
+        "--record",
+        resolved,
+        "--report",
+        str(report),
+        ok=False,
+    )
+    assert proc.returncode == 1
+    assert "'[Spec Decode] renamed'" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    "variant",
+    sorted(p for p in (ROOT / "patches-variants").glob("*") if p.is_dir()),
+    ids=lambda p: p.name,
+)
+def test_committed_variant_is_current(variant: Path):
+    """Fails when patches/ changed (a patch appended, renamed or edited) and the
+    variant was not regenerated with scripts/rebase.sh --onto <version>."""
+    env = {k: v for k, v in ENV.items() if k != "PATCH_DIR"}
+    proc = variant_check(env, variant)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_recorded_fixups_name_patches_of_the_series():
+    series = set((ROOT / "patches" / "series").read_text().split())
+    for fixup in (ROOT / "rebase-resolutions").glob("*/fixups/*"):
+        assert fixup.name in series, f"{fixup} names no patch of patches/series"
+    for entry in (ROOT / "rebase-resolutions").glob("*/rr-cache/*"):
+        assert (entry / "preimage").is_file() and (entry / "postimage").is_file(), entry

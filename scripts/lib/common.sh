@@ -5,6 +5,9 @@
 #   VLLM_DIR    the upstream checkout the series is applied to   (default: ./vllm)
 #   VENV_DIR    the build venv                                   (default: ./.venv)
 #   DSL_CACHE   downloads (sdists, wheels)                       (default: ~/.cache/vllm-dsl)
+#   PATCH_DIR   the series                                       (default: ./patches)
+#   RESOLUTIONS_ROOT  recorded rebase resolutions, one dir per version (./rebase-resolutions)
+#   VARIANTS_ROOT     exported rebased series, one dir per version    (./patches-variants)
 
 set -euo pipefail
 
@@ -13,6 +16,8 @@ VLLM_DIR=${VLLM_DIR:-$ROOT/vllm}
 VENV_DIR=${VENV_DIR:-$ROOT/.venv}
 DSL_CACHE=${DSL_CACHE:-$HOME/.cache/vllm-dsl}
 PATCH_DIR=${PATCH_DIR:-$ROOT/patches}
+RESOLUTIONS_ROOT=${RESOLUTIONS_ROOT:-$ROOT/rebase-resolutions}
+VARIANTS_ROOT=${VARIANTS_ROOT:-$ROOT/patches-variants}
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 # Committer identity for commits made inside vllm/ (base import, git am).
@@ -308,4 +313,209 @@ patches_match() {
   fi
   rm -rf "$tmp"
   return $rc
+}
+
+# patch_subject FILE: the subject of a format-patch file, unfolded, without "[PATCH]".
+patch_subject() {
+  git mailinfo -b /dev/null /dev/null <"$1" | sed -n 's/^Subject: //p'
+}
+
+# series_fingerprint: "sha256  name" of every patch of patches/series, in order (the
+# SOURCE file of an exported variant).
+series_fingerprint() {
+  local p
+  while IFS= read -r p; do
+    printf '%s  %s\n' "$(sha256sum "$p" | cut -d' ' -f1)" "$(basename "$p")"
+  done < <(series_patches)
+}
+
+# variant_check DIR: whether the exported variant in DIR (patches-variants/<version>)
+# was generated from the current patches/: same number of patches, same subjects in
+# order, and the same patches/ bytes (its SOURCE file). Prints every difference and
+# the command that regenerates it; returns 1 when stale.
+variant_check() {
+  local dir=$1 label i s v bad=0 changed
+  label=$(basename "$dir")
+  local -a src var
+  mapfile -t src < <(series_patches)
+  mapfile -t var < <(PATCH_DIR=$dir series_patches)
+  if [[ ${#src[@]} != "${#var[@]}" ]]; then
+    echo "variant $label is stale: it has ${#var[@]} patches, patches/series has ${#src[@]}"
+    bad=1
+  fi
+  for ((i = 0; i < ${#src[@]} && i < ${#var[@]}; i++)); do
+    s=$(patch_subject "${src[$i]}")
+    v=$(patch_subject "${var[$i]}")
+    if [[ "$s" != "$v" ]]; then
+      echo "variant $label is stale: patch $((i + 1)) is '$v' there, '$s' in patches/"
+      bad=1
+    fi
+  done
+  if [[ $bad == 0 ]]; then
+    if [[ ! -f "$dir/SOURCE" ]]; then
+      echo "variant $label has no SOURCE file (not written by scripts/rebase.sh)"
+      bad=1
+    elif ! changed=$(diff <(series_fingerprint) "$dir/SOURCE" | sed -n 's/^< [0-9a-f]*  //p') \
+      || [[ -n "$changed" ]]; then
+      echo "variant $label is stale: changed in patches/ since it was generated: ${changed//$'\n'/, }"
+      bad=1
+    fi
+  fi
+  if [[ $bad == 1 ]]; then
+    echo "  regenerate it: scripts/rebase.sh --onto $label (see CONTRIBUTING.md, 'Maintained variants')"
+  fi
+  return $bad
+}
+
+# rebase_clone DIR TAG BRANCH: a scratch clone of vllm/ in DIR with BRANCH checked out
+# at TAG, git rerere on (auto-staging what it resolves) and an empty rr-cache.
+rebase_clone() {
+  local dir=$1 tag=$2 branch=$3
+  rm -rf "$dir"
+  git clone -q --no-checkout "$VLLM_DIR" "$dir"
+  git -C "$dir" config user.name "vllm-dsl rebase"
+  git -C "$dir" config user.email "rebase@localhost"
+  git -C "$dir" config rerere.enabled true
+  git -C "$dir" config rerere.autoupdate true
+  git -C "$dir" config gc.auto 0
+  git -C "$dir" checkout -q -B "$branch" "$tag"
+  rm -rf "$dir/.git/rr-cache"
+}
+
+# Shared by am_recorded and the recording in rebase.sh: `git am` of one patch, as
+# apply.sh does it, quiet.
+_am_one() {
+  git -C "$1" am -q --3way --keep-non-patch --committer-date-is-author-date "${@:2}"
+}
+
+# _amend_keep_dates REPO: amend HEAD with the index, committer date = author date.
+_amend_keep_dates() {
+  GIT_COMMITTER_DATE=$(git -C "$1" log -1 --format=%aD) git -C "$1" commit -q --amend --no-edit --no-verify
+}
+
+# am_recorded REPO PATCH [FIXUP] [STOP]: apply one patch onto REPO's HEAD (a rebase_clone
+# whose rr-cache holds the recorded resolutions), then FIXUP (a diff) when given.
+# Sets AM_RESULT to clean | 3-way | recorded (every conflict resolved by rerere from
+# the record) | conflict (a NEW CONFLICT, or a fixup that no longer applies); AM_FILES
+# to the conflicting files; AM_FIXUP to the files the fixup changed. On a conflict the
+# patch is dropped and REPO left clean, unless STOP=1: then the `git am` stays in
+# progress (resolve, `git am --continue`). Returns 0.
+am_recorded() {
+  local repo=$1 patch=$2 fixup=${3:-} stop=${4:-0} out="" conflicted remaining
+  AM_RESULT="" AM_FILES="" AM_FIXUP=""
+  if git -C "$repo" apply --check "$patch" >/dev/null 2>&1 && _am_one "$repo" "$patch" >/dev/null 2>&1; then
+    AM_RESULT=clean
+  elif out=$(_am_one "$repo" "$patch" 2>&1); then
+    AM_RESULT=3-way
+  else
+    # The paths rerere resolved from the record ("Staged 'X' using previous
+    # resolution."), then those still unresolved.
+    conflicted=$(sed -nE "s/^(Staged|Resolved) '(.*)' using previous resolution\.$/\2/p" <<<"$out" | sort -u)
+    remaining=$(git -C "$repo" diff --name-only --diff-filter=U)
+    AM_FILES=$(printf '%s\n%s\n' "$conflicted" "$remaining" | sed '/^$/d' | sort -u | paste -sd' ' -)
+    # shellcheck disable=SC2086  # paths of vLLM's tree have no spaces
+    if [[ -n "$conflicted" && -z "$remaining" ]] && ! (cd "$repo" && grep -lq '^<<<<<<< ' -- $conflicted) \
+      && git -C "$repo" am --continue >/dev/null 2>&1; then
+      AM_RESULT=recorded
+    else
+      AM_RESULT=conflict
+      [[ -n "$AM_FILES" ]] || AM_FILES=$(sed -nE 's/^error: (patch failed: )?([^ :]+): .*/\2/p' <<<"$out" \
+        | sort -u | paste -sd' ' -)
+      if [[ $stop == 1 ]]; then return 0; fi
+      git -C "$repo" am --abort >/dev/null 2>&1 || true
+      git -C "$repo" reset -q --hard
+      return 0
+    fi
+  fi
+  if [[ -n "$fixup" ]]; then
+    AM_FIXUP=$(git -C "$repo" apply --numstat "$fixup" 2>/dev/null | cut -f3 | paste -sd' ' -)
+    if git -C "$repo" apply -q --index --3way "$fixup" >/dev/null 2>&1; then
+      _amend_keep_dates "$repo"
+    else
+      AM_RESULT=conflict
+      AM_FILES="${AM_FIXUP:-?} (recorded fixup does not apply)"
+      git -C "$repo" reset -q --hard HEAD
+      [[ $stop == 1 ]] || git -C "$repo" reset -q --hard HEAD^
+    fi
+  fi
+  return 0
+}
+
+# record_resolutions REPO PATCHES_ARRAY_NAME RESOLVED_REF OUT_DIR: replay the patches on
+# REPO's HEAD (a rebase_clone), taking every conflict's resolution from the matching
+# commit of RESOLVED_REF (one commit per patch, same subjects, on top of HEAD) so that
+# git rerere records it, and saving what differs after each patch besides the conflicts
+# as OUT_DIR/fixups/<patch>. RESOLVED_REF may hold only the first K patches (what
+# `rebase.sh --stop` leaves after resolving): their fixups are replaced and the new
+# rr-cache entries added, the record of the later patches is kept. With all patches,
+# OUT_DIR/rr-cache and OUT_DIR/fixups are replaced (stale entries pruned). Dies on a
+# mismatch between the patches and RESOLVED_REF.
+record_resolutions() {
+  local repo=$1 ref=$3 out=$4 base i p name want got conflicted
+  local -n _patches=$2
+  local -a resolved
+  base=$(git -C "$repo" rev-parse HEAD)
+  git -C "$repo" merge-base --is-ancestor "$base" "$ref" \
+    || die "the resolved series is not based on $(git -C "$repo" describe --tags --always "$base")"
+  mapfile -t resolved < <(git -C "$repo" rev-list --reverse "$base..$ref")
+  [[ ${#resolved[@]} -ge 1 && ${#resolved[@]} -le ${#_patches[@]} ]] \
+    || die "the resolved series has ${#resolved[@]} commits, patches/series ${#_patches[@]} patches"
+  local tmp
+  tmp=$(mktemp -d)
+  mkdir -p "$tmp/fixups"
+  rm -rf "$repo/.git/rr-cache"
+  for i in "${!resolved[@]}"; do
+    p=${_patches[$i]} name=$(basename "$p")
+    want=$(patch_subject "$p")
+    got=$(git -C "$repo" log -1 --format=%s "${resolved[$i]}")
+    [[ "$want" == "$got" ]] || die "commit $((i + 1)) of the resolved series is '$got', patch $name is '$want'"
+    if ! _am_one "$repo" "$p" >/dev/null 2>&1; then
+      conflicted=$(git -C "$repo" diff --name-only --diff-filter=U)
+      [[ -n "$conflicted" ]] || die "$name fails to apply without a content conflict (see 'git am -3' in $repo)"
+      local f
+      while IFS= read -r f; do
+        if git -C "$repo" cat-file -e "${resolved[$i]}:$f" 2>/dev/null; then
+          git -C "$repo" show "${resolved[$i]}:$f" >"$repo/$f"
+        else
+          rm -f "$repo/$f"
+        fi
+      done <<<"$conflicted"
+      git -C "$repo" rerere >/dev/null
+      # shellcheck disable=SC2086  # paths of vLLM's tree have no spaces
+      git -C "$repo" add -A -- $conflicted
+      git -C "$repo" am --continue >/dev/null || die "cannot continue $name after its resolution"
+      log "recorded the resolution of $name: ${conflicted//$'\n'/ }"
+    fi
+    if ! git -C "$repo" diff --quiet HEAD "${resolved[$i]}"; then
+      git -C "$repo" diff --full-index --binary HEAD "${resolved[$i]}" >"$tmp/fixups/$name"
+      git -C "$repo" read-tree -u --reset "${resolved[$i]}"
+      _amend_keep_dates "$repo"
+      log "recorded a fixup for $name: $(git -C "$repo" apply --numstat "$tmp/fixups/$name" 2>/dev/null | cut -f3 | paste -sd' ' -)"
+    fi
+  done
+  mkdir -p "$out"
+  if [[ ${#resolved[@]} == "${#_patches[@]}" ]]; then
+    rm -rf "$out/rr-cache" "$out/fixups"
+  else
+    for i in "${!resolved[@]}"; do rm -f "$out/fixups/$(basename "${_patches[$i]}")"; done
+    log "kept the record of patches $((${#resolved[@]} + 1))..${#_patches[@]} (the resolved series stops before them)"
+  fi
+  mkdir -p "$out/rr-cache"
+  local entry
+  for entry in "$repo/.git/rr-cache"/*/; do
+    [[ -f "$entry/postimage" ]] || continue
+    mkdir -p "$out/rr-cache/$(basename "$entry")"
+    cp "$entry"/preimage* "$entry"/postimage* "$out/rr-cache/$(basename "$entry")/"
+  done
+  if compgen -G "$tmp/fixups/*" >/dev/null; then mkdir -p "$out/fixups" && cp "$tmp"/fixups/* "$out/fixups/"; fi
+  rmdir "$out/fixups" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+
+# load_resolutions REPO DIR: put the recorded rr-cache of DIR into REPO (a rebase_clone).
+load_resolutions() {
+  local repo=$1 dir=$2
+  rm -rf "$repo/.git/rr-cache"
+  mkdir -p "$repo/.git/rr-cache"
+  if [[ -d "$dir/rr-cache" ]]; then cp -r "$dir/rr-cache/." "$repo/.git/rr-cache/"; fi
 }
