@@ -292,9 +292,12 @@ def plots(folder, cells, cfg, sel, datasets, conc, sd_ks) -> None:
         p = f"{d}-tune"
         xs = [k for k in sd_ks if tpot(cells.get(f"tune-sd-k{k}"), p, c0)]
         ax.plot(xs, [1e3 * tpot(cells[f"tune-sd-k{k}"], p, c0) for k in xs], "o-", label="SD")
+        from run import dsl_tune_tpot
+
         for t in floats(cfg["dsl_tau"]):
-            ks = [k for k in ints(cfg["dsl_k"]) if tpot(cells.get(f"tune-dsl-k{k}-t{t}"), p, c0)]
-            ax.plot(ks, [1e3 * tpot(cells[f"tune-dsl-k{k}-t{t}"], p, c0) for k in ks], "s--",
+            pts = [(k, dsl_tune_tpot(folder, k, t, p, c0)) for k in ints(cfg["dsl_k"])]
+            pts = [(k, v) for k, v in pts if v]
+            ax.plot([k for k, _ in pts], [1e3 * v for _, v in pts], "s--",
                     label=f"DSL τ={t}")
         tt = tpot(cells.get("tune-target"), p, c0)
         if tt:

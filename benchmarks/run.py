@@ -9,7 +9,10 @@ once; they are measured strictly one at a time (the others wait, idle).
 Phases (``--phase all`` runs both):
 
 - ``tune``: target-only and SD K in ``--sd-k`` on the tune and test splits;
-  DSL (K, tau) cells on the tune split. Writes ``tune-*.json``.
+  DSL on the tune split: one engine per K with engine tau 0 (never exits by
+  itself) and each tau of ``--dsl-tau`` as a per-request override
+  (``SamplingParams.extra_args``), or with ``--tune-engine-per-cell`` one
+  engine per (K, tau). Writes ``tune-*.json``.
 - ``test``: per dataset and concurrency, the best DSL (K, tau) on the tune
   split gets an engine configured with it, measured on the test split.
   SD's best K is chosen the same way from its tune-split runs (its test runs
@@ -117,14 +120,27 @@ def run_cells(cells: list[dict], out: Path, parallel: int, prompts: dict,
                   flush=True)
 
 
-def mean_tpot(result_file: Path, prompts: str, c: int) -> float | None:
+def mean_tpot(result_file: Path, prompts: str, c: int,
+              tau: float | None = None) -> float | None:
+    """Mean TPOT of a cell's runs of ``prompts`` at concurrency ``c`` (with
+    ``tau``: only the runs with that per-request threshold)."""
     if not result_file.exists():
         return None
     data = json.loads(result_file.read_text())
     vals = [r["tpot"] for res in data["results"]
             if res["prompts"] == prompts and res["concurrency"] == c
+            and (tau is None or (res.get("extra_args") or {}).get(
+                "draft_confidence_threshold") == tau)
             for r in res["requests"] if r["tpot"] is not None]
     return sum(vals) / len(vals) if vals else None
+
+
+def dsl_tune_tpot(out: Path, k: int, t: float, prompts: str, c: int) -> float | None:
+    """Tune-split TPOT of DSL (k, t): per-cell engine, else per-request tau."""
+    per_cell = out / f"tune-dsl-k{k}-t{t}.json"
+    if per_cell.exists():
+        return mean_tpot(per_cell, prompts, c)
+    return mean_tpot(out / f"tune-dsl-k{k}.json", prompts, c, tau=t)
 
 
 def main(argv: list[str]) -> int:
@@ -151,6 +167,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--parallel", type=int, default=8)
     ap.add_argument("--phase", choices=["tune", "test", "all"], default="all")
     ap.add_argument("--engine", default="{}", help="JSON EngineArgs overrides")
+    ap.add_argument("--tune-engine-per-cell", action="store_true",
+                    help="tune DSL with one engine per (K, tau) instead of one "
+                         "engine per K with per-request tau")
     args = ap.parse_args(argv)
 
     datasets = args.datasets.split(",")
@@ -175,9 +194,19 @@ def main(argv: list[str]) -> int:
                   "workloads": both}]
         cells += [{**base, "name": f"tune-sd-k{k}", "draft": draft, "k": k,
                    "tau": None, "workloads": both} for k in ints(args.sd_k)]
-        cells += [{**base, "name": f"tune-dsl-k{k}-t{t}", "draft": draft, "k": k,
-                   "tau": t, "workloads": tune}
-                  for k in ints(args.dsl_k) for t in floats(args.dsl_tau)]
+        if args.tune_engine_per_cell:
+            cells += [{**base, "name": f"tune-dsl-k{k}-t{t}", "draft": draft, "k": k,
+                       "tau": t, "workloads": tune}
+                      for k in ints(args.dsl_k) for t in floats(args.dsl_tau)]
+        else:
+            # One engine per K (engine tau 0 = never exits by itself); each
+            # tau is a per-request override (SamplingParams.extra_args).
+            cells += [{**base, "name": f"tune-dsl-k{k}", "draft": draft, "k": k,
+                       "tau": 0.0,
+                       "workloads": [{**w, "extra_args":
+                                      {"draft_confidence_threshold": t}}
+                                     for t in floats(args.dsl_tau) for w in tune]}
+                      for k in ints(args.dsl_k)]
         if args.overhead_k:
             # tau = 0 never exits: SD with DSL's bookkeeping, on the test split.
             cells.insert(1 + len(ints(args.sd_k)), {
@@ -195,8 +224,7 @@ def main(argv: list[str]) -> int:
                 key = f"{d}-c{c}"
                 sd = {k: mean_tpot(args.out / f"tune-sd-k{k}.json", f"{d}-tune", c)
                       for k in ints(args.sd_k)}
-                dsl = {(k, t): mean_tpot(args.out / f"tune-dsl-k{k}-t{t}.json",
-                                         f"{d}-tune", c)
+                dsl = {(k, t): dsl_tune_tpot(args.out, k, t, f"{d}-tune", c)
                        for k in ints(args.dsl_k) for t in floats(args.dsl_tau)}
                 sd = {k: v for k, v in sd.items() if v is not None}
                 dsl = {kt: v for kt, v in dsl.items() if v is not None}

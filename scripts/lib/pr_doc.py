@@ -38,11 +38,35 @@ def gpu_results(root: Path) -> str:
     return f"From `{runs[-1].relative_to(root)}`:\n\n" + "\n".join(table)
 
 
+def _benchmark_reports(root: Path) -> list[Path]:
+    return sorted((root / "benchmarks" / "results").glob("*/report.md"))
+
+
 def benchmark_status(root: Path) -> str:
-    reports = sorted((root / "benchmarks" / "results").glob("*.md"))
+    reports = _benchmark_reports(root)
     if not reports:
         return "not answered yet: no benchmark report is committed (`benchmarks/results/`)."
-    return f"see `{reports[-1].relative_to(root)}`."
+    return f"see `{reports[-1].relative_to(root)}` (summary above)."
+
+
+def benchmark_summary(root: Path) -> str:
+    """The goals, noise floor and test-split TPOT table of the newest report."""
+    reports = _benchmark_reports(root)
+    if not reports:
+        return "_No benchmark report committed yet (`benchmarks/results/`)._"
+    goals, noise, table, section = [], [], [], ""
+    for line in reports[-1].read_text().splitlines():
+        if line.startswith("## "):
+            section = line
+        elif line.startswith("**Noise"):
+            noise.append(line)
+        elif section.startswith("## Goals") and line.startswith("- "):
+            goals.append(line)
+        elif section.startswith("## TPOT") and line.startswith("|"):
+            table.append(line)
+    head = f"From `{reports[-1].relative_to(root)}` (plots and per-arm statistics there):"
+    blocks = [head] + ["\n".join(b) for b in (goals, noise, table) if b]
+    return "\n\n".join(blocks)
 
 
 def build(root: Path) -> str:
@@ -51,6 +75,7 @@ def build(root: Path) -> str:
         text.replace("{{SERIES}}", series_table(root))
         .replace("{{GPU_RESULTS}}", gpu_results(root))
         .replace("{{BENCHMARK_STATUS}}", benchmark_status(root))
+        .replace("{{BENCHMARK}}", benchmark_summary(root))
     )
 
 

@@ -77,19 +77,26 @@ def _counter(llm, name: str) -> int:
 def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
     from vllm import SamplingParams
 
-    params = SamplingParams(
-        temperature=case.get("temperature", 0.0),
-        max_tokens=case.get("max_tokens", 64),
-        seed=case.get("seed"),
-        ignore_eos=case.get("ignore_eos", False),
-    )
+    # Per-request DSL overrides (SamplingParams.extra_args), cycled over the
+    # prompts: a mixed batch in which requests exit at different steps.
+    request_args = case.get("request_args") or [None]
+    params = [
+        SamplingParams(
+            temperature=case.get("temperature", 0.0),
+            max_tokens=case.get("max_tokens", 64),
+            seed=case.get("seed"),
+            ignore_eos=case.get("ignore_eos", False),
+            extra_args=request_args[i % len(request_args)],
+        )
+        for i in range(len(inputs))
+    ]
     before = _metric_snapshot(llm)
     DRAFT_FORWARDS["count"] = 0
     t0 = time.perf_counter()
     if case.get("one_at_a_time"):
         outs = []
-        for inp in inputs:
-            outs += llm.generate([inp], params, use_tqdm=False)
+        for inp, param in zip(inputs, params):
+            outs += llm.generate([inp], param, use_tqdm=False)
     else:
         outs = llm.generate(inputs, params, use_tqdm=False)
     gen_s = time.perf_counter() - t0

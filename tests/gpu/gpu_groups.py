@@ -42,6 +42,23 @@ V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"} | COMMON
 SYNC_CHECK = {"VLLM_GPU_SYNC_CHECK": "error"}
 ALL = ("greedy", "stress", "sample")
 
+# Per-request overrides (issue 11) in one batch: thresholds on both sides
+# of the engine default, a cap, and requests that keep the default.
+REQUEST_ARGS = [
+    {"draft_confidence_threshold": 0.3},
+    {"draft_confidence_threshold": 0.9},
+    {"max_draft_tokens": 2},
+    None,
+    {"draft_confidence_threshold": 0.6, "max_draft_tokens": 4},
+]
+
+
+def per_request_case() -> dict:
+    c = case("dsl_per_request_k5", spec(K, 0.0))
+    c["request_args"] = REQUEST_ARGS
+    return c
+
+
 GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
     "v2-async": (
         V2,
@@ -60,7 +77,10 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         ],
     ),
     # tau = 0 never exits: the DSL machinery must behave exactly as SD.
-    "v2-tau0": (V2, [case("dsl_t0_k5", spec(K, 0.0), ("greedy", "sample"))]),
+    "v2-tau0": (
+        V2,
+        [case("dsl_t0_k5", spec(K, 0.0), ("greedy", "sample")), per_request_case()],
+    ),
     # Eager target and draft (the -1 draft slots must not reach the embedding).
     "v2-eager": (
         V2,
@@ -78,7 +98,13 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
             case("dsl_t0.6_k5", spec(K, TAU), ("greedy", "stress")),
         ],
     ),
-    "v1-sync": (V1, [case("dsl_t0.6_k5", spec(K, TAU), async_scheduling=False)]),
+    "v1-sync": (
+        V1,
+        [
+            case("dsl_t0.6_k5", spec(K, TAU), async_scheduling=False),
+            per_request_case(),
+        ],
+    ),
     "v1-async-synccheck": (
         V1 | SYNC_CHECK,
         [case("sd_k5", spec(K)), case("dsl_t0.6_k5", spec(K, TAU))],

@@ -40,6 +40,8 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
         ("v2-sync", "dsl_t0.6_k5", "v2-async"),
         ("v1-async", "dsl_t0.6_k5", "v1-async"),
         ("v1-sync", "dsl_t0.6_k5", "v1-async"),
+        ("v2-tau0", "dsl_per_request_k5", "v2-async"),
+        ("v1-sync", "dsl_per_request_k5", "v1-async"),
     ],
 )
 def test_greedy_token_identical(engine_groups, prompts, group, name, baseline_group):
@@ -71,3 +73,22 @@ def test_draft_forward_passes_drop_when_exiting_often(engine_groups, prompts):
     per_step_dsl = dsl["draft_forwards"] / drafts_dsl
     # SD at K=8 runs 8 draft forwards per step (prefill + 7 decode steps).
     assert per_step_dsl < 0.8 * per_step_sd, (per_step_dsl, per_step_sd)
+
+
+@pytest.mark.gpu_groups("v2-tau0")
+def test_per_request_overrides_cut_drafts(engine_groups, prompts):
+    """A mixed batch of per-request thresholds and caps (engine tau = 0, which
+    never exits) drafts fewer tokens than the same engine without overrides."""
+    res = results(engine_groups, prompts, "v2-tau0")
+    plain = ok(res["dsl_t0_k5"])["counters"]
+    mixed = ok(res["dsl_per_request_k5"])["counters"]
+    per_draft_plain = (
+        plain["vllm:spec_decode_num_draft_tokens"]
+        / plain["vllm:spec_decode_num_drafts"]
+    )
+    per_draft_mixed = (
+        mixed["vllm:spec_decode_num_draft_tokens"]
+        / mixed["vllm:spec_decode_num_drafts"]
+    )
+    assert per_draft_mixed < 0.9 * per_draft_plain, (per_draft_mixed, per_draft_plain)
+    assert mixed.get("vllm:spec_decode_num_early_exits", 0) > 0
