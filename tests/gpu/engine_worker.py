@@ -51,7 +51,10 @@ SAMPLE_MAX_TOKENS = 128
 
 
 def _count_v2_draft_forwards() -> None:
-    """Wrap StandaloneARSpeculator._run_model to count draft forward passes."""
+    """Count the V2 draft model's forward passes: eager ones through
+    ``StandaloneARSpeculator._run_model``, graphed ones as replays of its
+    first-pass and decode-step CUDA graph managers (a replay does not call
+    ``_run_model``; capture and warm-up calls happen before any case runs)."""
     try:
         from vllm.v1.worker.gpu.spec_decode.standalone_ar import speculator as sa
     except ImportError:
@@ -63,6 +66,21 @@ def _count_v2_draft_forwards() -> None:
         return original(self, *args, **kwargs)
 
     sa.StandaloneARSpeculator._run_model = counted
+    manager_cls = getattr(sa, "SpeculatorCudaGraphManager", None)
+    if manager_cls is None or not hasattr(manager_cls, "run_fullgraph"):
+        return
+    run_fullgraph = manager_cls.run_fullgraph
+
+    def counted_replay(self, *args, **kwargs):
+        DRAFT_FORWARDS["count"] += 1
+        return run_fullgraph(self, *args, **kwargs)
+
+    # Patched on the module's name only: EAGLE's managers stay uncounted.
+    sa.SpeculatorCudaGraphManager = type(
+        "CountedSpeculatorCudaGraphManager",
+        (manager_cls,),
+        {"run_fullgraph": counted_replay},
+    )
 
 
 def _counter(llm, name: str) -> int:

@@ -53,8 +53,8 @@ REQUEST_ARGS = [
 ]
 
 
-def per_request_case() -> dict:
-    c = case("dsl_per_request_k5", spec(K, 0.0))
+def per_request_case(**engine) -> dict:
+    c = case("dsl_per_request_k5", spec(K, 0.0), **engine)
     c["request_args"] = REQUEST_ARGS
     return c
 
@@ -102,7 +102,7 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         V1,
         [
             case("dsl_t0.6_k5", spec(K, TAU), async_scheduling=False),
-            per_request_case(),
+            per_request_case(async_scheduling=False),
         ],
     ),
     "v1-async-synccheck": (
