@@ -64,7 +64,7 @@ def benchmark_summary(root: Path) -> str:
             goals.append(line)
         elif section.startswith("## TPOT") and line.startswith("|"):
             table.append(line)
-    head = f"From `{reports[-1].relative_to(root)}` (plots and per-arm statistics there):"
+    head = f"From `{reports[-1].relative_to(root)}` (plots, per-arm statistics, and the limits of this run in the README next to it):"
     blocks = [head] + ["\n".join(b) for b in (goals, noise, table) if b]
     return "\n\n".join(blocks)
 
