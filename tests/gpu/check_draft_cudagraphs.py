@@ -65,7 +65,7 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 T_START = time.perf_counter()
 MODELS = os.environ.get("DSL_GPU_MODELS", "/tmp/gpuhost/models")
 TARGET = os.environ.get("DSL_GPU_TARGET", "smollm2-135m")
-DRAFT = os.environ.get("DSL_GPU_DRAFT", "smollm2-l4")
+DRAFT = os.environ.get("DSL_GPU_DRAFT", "smollm2-l4-kd")
 BUDGET_S = float(os.environ.get("DSL_GPU_BUDGET_S", "300"))
 ENGINE_TIMEOUT_S = float(os.environ.get("DSL_GPU_ENGINE_TIMEOUT_S", "170"))
 # No engine runs past this point of the whole run (kept under 6 minutes).

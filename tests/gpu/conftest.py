@@ -3,7 +3,8 @@
 Environment:
   DSL_GPU_MODELS   folder with the HF checkpoints (default /tmp/gpuhost/models):
                    smollm2-135m (target) and the draft named by DSL_GPU_DRAFT
-  DSL_GPU_DRAFT    draft checkpoint folder name (default smollm2-l10)
+  DSL_GPU_DRAFT    draft checkpoint folder name (default smollm2-l4-kd, built by
+                   scripts/gpu-host/distill.py)
   DSL_GPU_PROMPTS  folder with the fixtures' prompt JSONL files (default:
                    .gpu-bundles/prompts, else $DSL_CACHE/fixtures/prompts)
   DSL_GPU_RESULTS  folder for raw JSON results (default tests/gpu/results/raw)

@@ -14,7 +14,7 @@ TAU = 0.6
 
 
 def draft_name() -> str:
-    return os.environ.get("DSL_GPU_DRAFT", "smollm2-l10")
+    return os.environ.get("DSL_GPU_DRAFT", "smollm2-l4-kd")
 
 
 def spec(k: int, tau: float | None = None) -> dict:
