@@ -43,38 +43,11 @@ from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
-SPEC_PREFIX = "vllm:spec_decode_"
-
-
-def spec_counters(engine) -> dict[str, object]:
-    """The engine's ``vllm:spec_decode_*`` counters (per position as lists)."""
-    snap: dict[str, object] = {}
-    by_pos: dict[str, dict[int, int]] = {}
-    for m in engine.get_metrics():
-        if not m.name.startswith(SPEC_PREFIX):
-            continue
-        if hasattr(m, "values"):
-            snap[m.name] = [int(v) for v in m.values]
-        elif "position" in (m.labels or {}):
-            by_pos.setdefault(m.name, {})[int(m.labels["position"])] = int(m.value)
-        elif isinstance(getattr(m, "value", None), (int, float)):
-            snap[m.name] = int(m.value)
-    for name, pos in by_pos.items():
-        snap[name] = [pos.get(i, 0) for i in range(max(pos) + 1)]
-    return snap
-
-
-def counter_delta(before: dict, after: dict) -> dict[str, object]:
-    out: dict[str, object] = {}
-    for name, value in after.items():
-        old = before.get(name)
-        if isinstance(value, list):
-            old = old if isinstance(old, list) else []
-            old = old + [0] * (len(value) - len(old))
-            out[name] = [a - b for a, b in zip(value, old)]
-        else:
-            out[name] = value - (old if isinstance(old, int) else 0)
-    return out
+# The engine-counter snapshot and delta of the e2e harness (a library for the
+# tests, the demo and the benchmarks) serve here too.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "e2e"))
+from harness import _delta as counter_delta  # noqa: E402
+from harness import _metric_snapshot as spec_counters  # noqa: E402
 
 
 def engine_args(cell: dict):

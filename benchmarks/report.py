@@ -275,6 +275,18 @@ def main(argv: list[str]) -> int:
     return 0
 
 
+def one_panel_per_dataset(plt, datasets: list[str]):
+    """A figure with one panel per dataset, and (panel, dataset) pairs."""
+    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4),
+                             squeeze=False)
+    return fig, zip(axes[0], datasets)
+
+
+def save(fig, path: Path) -> None:
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+
+
 def plots(folder, cells, cfg, sel, datasets, conc, sd_ks) -> None:
     try:
         import matplotlib
@@ -287,8 +299,8 @@ def plots(folder, cells, cfg, sel, datasets, conc, sd_ks) -> None:
     from run import floats, ints
 
     c0 = min(conc)
-    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4), squeeze=False)
-    for ax, d in zip(axes[0], datasets):
+    fig, panels = one_panel_per_dataset(plt, datasets)
+    for ax, d in panels:
         p = f"{d}-tune"
         xs = [k for k in sd_ks if tpot(cells.get(f"tune-sd-k{k}"), p, c0)]
         ax.plot(xs, [1e3 * tpot(cells[f"tune-sd-k{k}"], p, c0) for k in xs], "o-", label="SD")
@@ -304,11 +316,10 @@ def plots(folder, cells, cfg, sel, datasets, conc, sd_ks) -> None:
             ax.axhline(1e3 * tt, color="k", lw=1, label="target-only")
         ax.set(title=f"{d}, c={c0} (tune split)", xlabel="K", ylabel="TPOT (ms)")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(folder / "tpot_vs_k_tau.png", dpi=120)
+    save(fig, folder / "tpot_vs_k_tau.png")
 
-    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4), squeeze=False)
-    for ax, d in zip(axes[0], datasets):
+    fig, panels = one_panel_per_dataset(plt, datasets)
+    for ax, d in panels:
         p = f"{d}-test"
         for label, getter in (
             ("best-K SD", lambda c: cells.get(f"tune-sd-k{sel[f'{d}-c{c}']['sd_k']}")),
@@ -325,11 +336,10 @@ def plots(folder, cells, cfg, sel, datasets, conc, sd_ks) -> None:
         ax.set(xscale="log", title=f"{d} (test split)", xlabel="concurrency",
                ylabel="speedup over target-only (TPOT)")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(folder / "speedup_vs_concurrency.png", dpi=120)
+    save(fig, folder / "speedup_vs_concurrency.png")
 
-    fig, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4), squeeze=False)
-    for ax, d in zip(axes[0], datasets):
+    fig, panels = one_panel_per_dataset(plt, datasets)
+    for ax, d in panels:
         p = f"{d}-test"
         kmax = max(sd_ks)
         for name in (f"tune-sd-k{kmax}", "test-dsl-k{}-t{}".format(*sel[f"{d}-c{c0}"]["dsl"])):
@@ -340,8 +350,7 @@ def plots(folder, cells, cfg, sel, datasets, conc, sd_ks) -> None:
         ax.set(title=f"{d}, c={c0}", xlabel="draft position",
                ylabel="accepted / drafts")
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(folder / "acceptance_per_position.png", dpi=120)
+    save(fig, folder / "acceptance_per_position.png")
 
 
 if __name__ == "__main__":

@@ -237,6 +237,29 @@ def variant_check(env: dict, variant: Path) -> subprocess.CompletedProcess:
     )
 
 
+def record_release(upstream) -> tuple[Path, Path, dict, Path, str]:
+    """Export the series, cut release 9.9.9 (patch 1 conflicts with it),
+    resolve by hand and record the resolution with ``rebase.sh --record``.
+    Returns (repo, patches, env, report, resolved)."""
+    repo, patches, env = upstream
+    env = rebase_env(env, patches.parent)
+    report = patches.parent / "report.md"
+    run("export.sh", env)
+    make_release(repo)
+    resolved = resolve_by_hand(repo, patches)
+    run(
+        "rebase.sh",
+        env,
+        "--onto",
+        "9.9.9",
+        "--record",
+        resolved,
+        "--report",
+        str(report),
+    )
+    return repo, patches, env, report, resolved
+
+
 def test_rebase_reports_clean_merged_and_conflicted(upstream):
     repo, patches, env = upstream
     env = rebase_env(env, patches.parent)
@@ -245,7 +268,6 @@ def test_rebase_reports_clean_merged_and_conflicted(upstream):
     run("export.sh", env)
     make_release(repo)
     head = git(repo, "rev-parse", "HEAD")
-    report = patches.parent / "report.md"
     proc = run("rebase.sh", env, "--onto", "9.9.9", "--report", str(report), ok=False)
     assert proc.returncode == 3, proc.stderr
     text = report.read_text()
@@ -280,23 +302,7 @@ def test_rebase_reports_clean_merged_and_conflicted(upstream):
 
 
 def test_rebase_replays_recorded_resolutions_and_writes_the_variant(upstream):
-    repo, patches, env = upstream
-    env = rebase_env(env, patches.parent)
-    report = patches.parent / "report.md"
-    run("export.sh", env)
-    make_release(repo)
-    resolved = resolve_by_hand(repo, patches)
-    report = patches.parent / "report.md"
-    run(
-        "rebase.sh",
-        env,
-        "--onto",
-        "9.9.9",
-        "--record",
-        resolved,
-        "--report",
-        str(report),
-    )
+    repo, patches, env, report, resolved = record_release(upstream)
     record = patches.parent / "resolutions" / "9.9.9"
     assert list((record / "rr-cache").glob("*/postimage"))
     assert (record / "fixups" / "0002-Spec-Decode-second-change.patch").is_file()
@@ -320,22 +326,7 @@ def test_rebase_replays_recorded_resolutions_and_writes_the_variant(upstream):
 
 
 def test_variant_check_fails_until_regenerated_after_the_series_grows(upstream):
-    repo, patches, env = upstream
-    env = rebase_env(env, patches.parent)
-    report = patches.parent / "report.md"
-    run("export.sh", env)
-    make_release(repo)
-    resolved = resolve_by_hand(repo, patches)
-    run(
-        "rebase.sh",
-        env,
-        "--onto",
-        "9.9.9",
-        "--record",
-        resolved,
-        "--report",
-        str(report),
-    )
+    repo, patches, env, report, resolved = record_release(upstream)
     variant = patches.parent / "variants" / "9.9.9"
     # Another developer appends a patch and exports.
     commit(repo, "[Spec Decode] third change", {"d.txt": "x\n"})
@@ -361,22 +352,7 @@ def test_variant_check_fails_until_regenerated_after_the_series_grows(upstream):
 
 
 def test_rebase_new_conflict_in_an_appended_patch_fails_and_keeps_the_variant(upstream):
-    repo, patches, env = upstream
-    env = rebase_env(env, patches.parent)
-    report = patches.parent / "report.md"
-    run("export.sh", env)
-    make_release(repo)
-    resolved = resolve_by_hand(repo, patches)
-    run(
-        "rebase.sh",
-        env,
-        "--onto",
-        "9.9.9",
-        "--record",
-        resolved,
-        "--report",
-        str(report),
-    )
+    repo, patches, env, report, resolved = record_release(upstream)
     variant = patches.parent / "variants" / "9.9.9"
     before = {p.name: p.read_bytes() for p in variant.iterdir()}
     # An appended patch that conflicts with the release's b.txt header.
@@ -440,22 +416,7 @@ def test_rebase_new_conflict_in_an_appended_patch_fails_and_keeps_the_variant(up
 
 
 def test_rebase_changed_conflict_hunk_is_a_new_conflict(upstream):
-    repo, patches, env = upstream
-    env = rebase_env(env, patches.parent)
-    report = patches.parent / "report.md"
-    run("export.sh", env)
-    make_release(repo)
-    resolved = resolve_by_hand(repo, patches)
-    run(
-        "rebase.sh",
-        env,
-        "--onto",
-        "9.9.9",
-        "--record",
-        resolved,
-        "--report",
-        str(report),
-    )
+    repo, patches, env, report, resolved = record_release(upstream)
     # Patch 1 is reworded where it conflicts: the recorded resolution no longer fits.
     git(repo, "checkout", "-q", "dsl~1")
     text = (repo / "a.txt").read_text().replace("LINE 2\n", "Line two\n")

@@ -110,3 +110,15 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         [case("sd_k5", spec(K)), case("dsl_t0.6_k5", spec(K, TAU))],
     ),
 }
+
+
+def results(engine_groups, prompts, group: str) -> dict[str, dict]:
+    """The results of ``group``'s engines by case name (run once per session)."""
+    env, cases = GROUPS[group]
+    return engine_groups.run(group, env, cases, prompts)
+
+
+def ok(result: dict) -> dict:
+    """``result`` of a case that ran; fails the test with its error otherwise."""
+    assert result["ok"], result.get("error")
+    return result

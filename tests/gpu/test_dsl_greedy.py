@@ -5,17 +5,7 @@ number of draft forward passes drops when the threshold exits often."""
 from __future__ import annotations
 
 import pytest
-from gpu_groups import GROUPS
-
-
-def results(engine_groups, prompts, group: str) -> dict[str, dict]:
-    env, cases = GROUPS[group]
-    return engine_groups.run(group, env, cases, prompts)
-
-
-def ok(result: dict) -> dict:
-    assert result["ok"], result.get("error")
-    return result
+from gpu_groups import ok, results
 
 
 def first_difference(a: list[list[int]], b: list[list[int]]) -> str:

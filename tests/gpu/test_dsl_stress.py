@@ -17,23 +17,13 @@ from collections import Counter
 
 import pytest
 from engine_worker import ABORT_EVERY, STRESS_MAX_TOKENS, STRESS_REQUESTS
-from gpu_groups import GROUPS
+from gpu_groups import ok, results
 
 # Greedy outputs of 64 concurrent requests are compared with target-only's
 # under the same load. Batch shapes differ between the engines, so bf16
 # numerics may flip a near-tie; the share of identical requests must stay high.
 MIN_IDENTICAL_SHARE = 0.75
 SIGMAS = 4.0
-
-
-def results(engine_groups, prompts, group: str) -> dict[str, dict]:
-    env, cases = GROUPS[group]
-    return engine_groups.run(group, env, cases, prompts)
-
-
-def ok(result: dict) -> dict:
-    assert result["ok"], result.get("error")
-    return result
 
 
 @pytest.mark.parametrize(
