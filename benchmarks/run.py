@@ -5,14 +5,21 @@
 Every cell is a fresh engine in its own process (``cell.py``): prefix caching
 off, warm-up first, ``--reps`` repetitions. Up to ``--parallel`` cells start at
 once; they are measured strictly one at a time (the others wait, idle).
+With ``--gpus 0,1`` each dataset is measured on its own GPU (dataset i on GPU
+i mod n): every cell gets one engine per GPU, the GPUs' queues run side by
+side, and every comparison (arm against arm, tune against test) stays on one
+GPU. Measurement starts only once every engine of the wave is up on every
+GPU, so no start-up work overlaps a measurement.
 
 Phases (``--phase all`` runs both):
 
 - ``tune``: target-only and SD K in ``--sd-k`` on the tune and test splits;
-  DSL on the tune split: one engine per K with engine tau 0 (never exits by
-  itself) and each tau of ``--dsl-tau`` as a per-request override
-  (``SamplingParams.extra_args``), or with ``--tune-engine-per-cell`` one
-  engine per (K, tau). Writes ``tune-*.json``.
+  DSL on the tune split: one engine per K (and exit lag, ``--dsl-lag``)
+  with engine tau 0 (never exits by itself) and each tau of ``--dsl-tau`` as
+  a per-request override (``SamplingParams.extra_args``), or with
+  ``--tune-engine-per-cell`` one engine per (K, tau). ``--arms`` limits the
+  phase to some arms (to split it over several commands). Writes
+  ``tune-*.json``.
 - ``test``: per dataset and concurrency, the best DSL (K, tau) on the tune
   split gets an engine configured with it, measured on the test split.
   SD's best K is chosen the same way from its tune-split runs (its test runs
@@ -32,10 +39,14 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+ARMS = {"target", "sd", "dsl", "overhead"}
+# The cell driver; the project's tests substitute a fake one.
+CELL_SCRIPT = Path(os.environ.get("DSL_BENCH_CELL", HERE / "cell.py"))
 # Cells start side by side: keep each one's compile workers and threads few.
 CELL_ENV = {"TORCHINDUCTOR_COMPILE_THREADS": "1", "OMP_NUM_THREADS": "2"}
 
@@ -78,46 +89,104 @@ def workloads(datasets, splits, concurrency, reps, base):
             for d in datasets for s in splits for c in concurrency]
 
 
+def lane_cells(cells: list[dict], gpus: list[str],
+               datasets: list[str]) -> dict[str, list[dict]]:
+    """Split every cell into one cell per GPU holding the workloads of the
+    datasets measured there (``<name>@gpu<id>``)."""
+    if len(gpus) <= 1:
+        return {gpus[0] if gpus else "": cells}
+    home = {d: gpus[i % len(gpus)] for i, d in enumerate(datasets)}
+    lanes: dict[str, list[dict]] = {g: [] for g in gpus}
+    for cell in cells:
+        for g in gpus:
+            ws = [w for w in cell["workloads"]
+                  if home[w["prompts"].rsplit("-", 1)[0]] == g]
+            if ws:
+                lanes[g].append({**cell, "name": f"{cell['name']}@gpu{g}",
+                                 "workloads": ws})
+    return lanes
+
+
+def merge_lanes(out: Path, cells: list[dict], gpus: list[str]) -> None:
+    """Join each cell's per-GPU result files into ``<name>.json``."""
+    if len(gpus) <= 1:
+        return
+    for cell in cells:
+        parts = [out / f"{cell['name']}@gpu{g}.json" for g in gpus]
+        parts = [p for p in parts if p.exists()]
+        if not parts:
+            continue
+        data = [json.loads(p.read_text()) for p in parts]
+        merged = {**data[0], "name": cell["name"],
+                  "init_s": max(d["init_s"] for d in data),
+                  "gpus": {d["name"].rsplit("@gpu", 1)[1]: sorted(
+                      {r["prompts"] for r in d["results"]}) for d in data},
+                  "results": [r for d in data for r in d["results"]]}
+        (out / f"{cell['name']}.json").write_text(json.dumps(merged))
+        for p in parts:
+            p.unlink()
+
+
 def run_cells(cells: list[dict], out: Path, parallel: int, prompts: dict,
-              env: dict) -> None:
-    """Start up to ``parallel`` cells at once; measure them one at a time."""
+              env: dict, gpus: list[str] | None = None,
+              datasets: list[str] | None = None) -> None:
+    """Start up to ``parallel`` cells at once (per GPU); once all are up,
+    measure them one at a time on each GPU, the GPUs side by side."""
+    gpus = gpus or []
+    lanes = lane_cells(cells, gpus, datasets or [])
     work = out / "work"
     work.mkdir(parents=True, exist_ok=True)
-    pending = list(cells)
-    while pending:
-        wave, pending = pending[:parallel], pending[parallel:]
-        procs = []
-        for cell in wave:
-            name = cell["name"]
-            cell_file = work / f"{name}.cell.json"
-            used = {w["prompts"] for w in cell["workloads"]}
-            cell_file.write_text(json.dumps(
-                {**cell, "prompts": {k: prompts[k] for k in used}}))
-            for suffix in ("ready", "go"):
-                (work / f"{name}.{suffix}").unlink(missing_ok=True)
-            log = open(out / f"{name}.log", "w")
-            proc = subprocess.Popen(
-                [sys.executable, str(HERE / "cell.py"), str(cell_file),
-                 str(out / f"{name}.json"), "--ready", str(work / f"{name}.ready"),
-                 "--go", str(work / f"{name}.go")],
-                stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **env})
-            procs.append((cell, proc))
-        # Wait until every cell of the wave is up (or dead), then measure
-        # them in order, one at a time.
+    pending = {g: list(cs) for g, cs in lanes.items()}
+    while any(pending.values()):
+        procs: dict[str, list] = {}
+        for g in pending:
+            wave, pending[g] = pending[g][:parallel], pending[g][parallel:]
+            procs[g] = [(cell, start_cell(cell, out, work, prompts,
+                                          {**env, **({"CUDA_VISIBLE_DEVICES": g}
+                                                     if g else {})}))
+                        for cell in wave]
+        # Wait until every cell of the wave is up (or dead) on every GPU.
+        everyone = [cp for cps in procs.values() for cp in cps]
         while any(p.poll() is None and not (work / f"{c['name']}.ready").exists()
-                  for c, p in procs):
+                  for c, p in everyone):
             time.sleep(1)
-        for cell, proc in procs:
-            name = cell["name"]
-            if proc.poll() is not None and not (out / f"{name}.json").exists():
-                print(f"[bench] {name}: failed at start-up (see {name}.log)",
-                      flush=True)
-                continue
-            t0 = time.time()
-            (work / f"{name}.go").write_text("")
-            rc = proc.wait()
-            print(f"[bench] {name}: rc={rc}, measured in {time.time() - t0:.1f} s",
-                  flush=True)
+        threads = [threading.Thread(target=measure_lane, args=(cps, out, work))
+                   for cps in procs.values()]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    merge_lanes(out, cells, gpus)
+
+
+def start_cell(cell: dict, out: Path, work: Path, prompts: dict,
+               env: dict) -> subprocess.Popen:
+    name = cell["name"]
+    cell_file = work / f"{name}.cell.json"
+    used = {w["prompts"] for w in cell["workloads"]}
+    cell_file.write_text(json.dumps({**cell, "prompts": {k: prompts[k] for k in used}}))
+    for suffix in ("ready", "go"):
+        (work / f"{name}.{suffix}").unlink(missing_ok=True)
+    log = open(out / f"{name}.log", "w")
+    return subprocess.Popen(
+        [sys.executable, str(CELL_SCRIPT), str(cell_file),
+         str(out / f"{name}.json"), "--ready", str(work / f"{name}.ready"),
+         "--go", str(work / f"{name}.go")],
+        stdout=log, stderr=subprocess.STDOUT, env={**os.environ, **env})
+
+
+def measure_lane(procs: list, out: Path, work: Path) -> None:
+    """Measure the started cells of one GPU in order, one at a time."""
+    for cell, proc in procs:
+        name = cell["name"]
+        if proc.poll() is not None and not (out / f"{name}.json").exists():
+            print(f"[bench] {name}: failed at start-up (see {name}.log)", flush=True)
+            continue
+        t0 = time.time()
+        (work / f"{name}.go").write_text("")
+        rc = proc.wait()
+        print(f"[bench] {name}: rc={rc}, measured in {time.time() - t0:.1f} s",
+              flush=True)
 
 
 def mean_tpot(result_file: Path, prompts: str, c: int,
@@ -135,12 +204,21 @@ def mean_tpot(result_file: Path, prompts: str, c: int,
     return sum(vals) / len(vals) if vals else None
 
 
-def dsl_tune_tpot(out: Path, k: int, t: float, prompts: str, c: int) -> float | None:
-    """Tune-split TPOT of DSL (k, t): per-cell engine, else per-request tau."""
-    per_cell = out / f"tune-dsl-k{k}-t{t}.json"
+def dsl_name(phase: str, k: int, tau: float | None = None, lag: int = 1) -> str:
+    """Cell name of a DSL engine: ``<phase>-dsl-k<K>[-t<tau>][-lag<L>]``
+    (lag 1, the default, is left out)."""
+    return (f"{phase}-dsl-k{k}" + ("" if tau is None else f"-t{tau}")
+            + ("" if lag == 1 else f"-lag{lag}"))
+
+
+def dsl_tune_tpot(out: Path, k: int, t: float, lag: int, prompts: str,
+                  c: int) -> float | None:
+    """Tune-split TPOT of DSL (k, t, lag): per-cell engine, else per-request
+    tau on the engine of (k, lag)."""
+    per_cell = out / f"{dsl_name('tune', k, t, lag)}.json"
     if per_cell.exists():
         return mean_tpot(per_cell, prompts, c)
-    return mean_tpot(out / f"tune-dsl-k{k}.json", prompts, c, tau=t)
+    return mean_tpot(out / f"{dsl_name('tune', k, None, lag)}.json", prompts, c, tau=t)
 
 
 def main(argv: list[str]) -> int:
@@ -167,6 +245,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--parallel", type=int, default=8)
     ap.add_argument("--phase", choices=["tune", "test", "all"], default="all")
     ap.add_argument("--engine", default="{}", help="JSON EngineArgs overrides")
+    ap.add_argument("--dsl-lag", default="1",
+                    help="DSL exit lags (speculative_config."
+                         "draft_confidence_exit_lag) to tune over, e.g. 1,3")
+    ap.add_argument("--gpus", default="",
+                    help="comma-separated GPU ids; datasets are spread over them "
+                         "(default: the one visible GPU)")
+    ap.add_argument("--arms", default=",".join(sorted(ARMS)),
+                    help="tune phase: which arms to run (target, sd, dsl, overhead)")
     ap.add_argument("--tune-engine-per-cell", action="store_true",
                     help="tune DSL with one engine per (K, tau) instead of one "
                          "engine per K with per-request tau")
@@ -186,52 +272,70 @@ def main(argv: list[str]) -> int:
         {**vars(args), "prompts": str(args.prompts), "out": str(args.out),
          "num_prompts": {k: len(v) for k, v in prompts.items()}}, indent=1))
 
+    lags = ints(args.dsl_lag)
+    gpus = args.gpus.split(",") if args.gpus else []
+    arms = set(args.arms.split(","))
+    unknown = arms - ARMS
+    if unknown:
+        ap.error(f"--arms: unknown {sorted(unknown)}; choose from {sorted(ARMS)}")
+
     if args.phase in ("tune", "all"):
-        both = workloads(datasets, ("tune", "test"), conc, args.reps,
-                         args.base_requests)
+        # Target and SD: tune split once, test split --reps times (SD's
+        # test-split numbers come from these same engines).
+        both = (workloads(datasets, ("tune",), conc, 1, args.base_requests)
+                + workloads(datasets, ("test",), conc, args.reps,
+                            args.base_requests))
         tune = workloads(datasets, ("tune",), conc, 1, args.base_requests)
-        cells = [{**base, "name": "tune-target", "draft": None, "k": 0, "tau": None,
-                  "workloads": both}]
-        cells += [{**base, "name": f"tune-sd-k{k}", "draft": draft, "k": k,
-                   "tau": None, "workloads": both} for k in ints(args.sd_k)]
-        if args.tune_engine_per_cell:
-            cells += [{**base, "name": f"tune-dsl-k{k}-t{t}", "draft": draft, "k": k,
-                       "tau": t, "workloads": tune}
-                      for k in ints(args.dsl_k) for t in floats(args.dsl_tau)]
-        else:
-            # One engine per K (engine tau 0 = never exits by itself); each
-            # tau is a per-request override (SamplingParams.extra_args).
-            cells += [{**base, "name": f"tune-dsl-k{k}", "draft": draft, "k": k,
-                       "tau": 0.0,
+        cells = []
+        if "target" in arms:
+            cells.append({**base, "name": "tune-target", "draft": None, "k": 0,
+                          "tau": None, "workloads": both})
+        if "sd" in arms:
+            cells += [{**base, "name": f"tune-sd-k{k}", "draft": draft, "k": k,
+                       "tau": None, "workloads": both} for k in ints(args.sd_k)]
+        if "overhead" in arms and args.overhead_k:
+            # tau = 0 never exits: SD with DSL's bookkeeping, on the test
+            # split, at each exit lag.
+            cells += [{**base, "name": dsl_name("tune", args.overhead_k, 0.0, lag),
+                       "draft": draft, "k": args.overhead_k, "tau": 0.0, "lag": lag,
+                       "workloads": workloads(datasets, ("test",), conc, args.reps,
+                                              args.base_requests)}
+                      for lag in lags]
+        if "dsl" in arms and args.tune_engine_per_cell:
+            cells += [{**base, "name": dsl_name("tune", k, t, lag), "draft": draft,
+                       "k": k, "tau": t, "lag": lag, "workloads": tune}
+                      for k in ints(args.dsl_k) for t in floats(args.dsl_tau)
+                      for lag in lags]
+        elif "dsl" in arms:
+            # One engine per (K, lag) (engine tau 0 = never exits by itself);
+            # each tau is a per-request override (SamplingParams.extra_args).
+            cells += [{**base, "name": dsl_name("tune", k, None, lag), "draft": draft,
+                       "k": k, "tau": 0.0, "lag": lag,
                        "workloads": [{**w, "extra_args":
                                       {"draft_confidence_threshold": t}}
                                      for t in floats(args.dsl_tau) for w in tune]}
-                      for k in ints(args.dsl_k)]
-        if args.overhead_k:
-            # tau = 0 never exits: SD with DSL's bookkeeping, on the test split.
-            cells.insert(1 + len(ints(args.sd_k)), {
-                **base, "name": f"tune-dsl-k{args.overhead_k}-t0.0", "draft": draft,
-                "k": args.overhead_k, "tau": 0.0,
-                "workloads": workloads(datasets, ("test",), conc, args.reps,
-                                       args.base_requests)})
-        run_cells(cells, args.out, args.parallel, prompts, CELL_ENV)
+                      for k in ints(args.dsl_k) for lag in lags]
+        run_cells(cells, args.out, args.parallel, prompts, CELL_ENV, gpus, datasets)
 
     if args.phase in ("test", "all"):
         selection: dict[str, dict] = {}
-        winners: dict[tuple[int, float], list[dict]] = {}
+        winners: dict[tuple[int, float, int], list[dict]] = {}
+        dsl_grid = [(k, t, lag) for k in ints(args.dsl_k)
+                    for t in floats(args.dsl_tau) for lag in lags]
         for d in datasets:
             for c in conc:
                 key = f"{d}-c{c}"
                 sd = {k: mean_tpot(args.out / f"tune-sd-k{k}.json", f"{d}-tune", c)
                       for k in ints(args.sd_k)}
-                dsl = {(k, t): dsl_tune_tpot(args.out, k, t, f"{d}-tune", c)
-                       for k in ints(args.dsl_k) for t in floats(args.dsl_tau)}
+                dsl = {ktl: dsl_tune_tpot(args.out, *ktl, f"{d}-tune", c)
+                       for ktl in dsl_grid}
                 sd = {k: v for k, v in sd.items() if v is not None}
-                dsl = {kt: v for kt, v in dsl.items() if v is not None}
+                dsl = {ktl: v for ktl, v in dsl.items() if v is not None}
                 sel = {"sd_k": min(sd, key=sd.get) if sd else None,
                        "dsl": list(min(dsl, key=dsl.get)) if dsl else None,
                        "tune_tpot_sd": sd,
-                       "tune_tpot_dsl": {f"k{k}-t{t}": v for (k, t), v in dsl.items()}}
+                       "tune_tpot_dsl": {dsl_name("", *ktl)[5:]: v
+                                         for ktl, v in dsl.items()}}
                 selection[key] = sel
                 if sel["dsl"]:
                     winners.setdefault(tuple(sel["dsl"]), []).append(
@@ -241,9 +345,10 @@ def main(argv: list[str]) -> int:
         (args.out / "selection.json").write_text(json.dumps(
             {k: {**v, "tune_tpot_sd": {str(a): b for a, b in v["tune_tpot_sd"].items()}}
              for k, v in selection.items()}, indent=1))
-        cells = [{**base, "name": f"test-dsl-k{k}-t{t}", "draft": draft, "k": k,
-                  "tau": t, "workloads": w} for (k, t), w in winners.items()]
-        run_cells(cells, args.out, args.parallel, prompts, CELL_ENV)
+        cells = [{**base, "name": dsl_name("test", k, t, lag), "draft": draft, "k": k,
+                  "tau": t, "lag": lag, "workloads": w}
+                 for (k, t, lag), w in winners.items()]
+        run_cells(cells, args.out, args.parallel, prompts, CELL_ENV, gpus, datasets)
     return 0
 
 

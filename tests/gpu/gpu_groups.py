@@ -17,10 +17,12 @@ def draft_name() -> str:
     return os.environ.get("DSL_GPU_DRAFT", "smollm2-l4-kd")
 
 
-def spec(k: int, tau: float | None = None) -> dict:
+def spec(k: int, tau: float | None = None, lag: int = 1) -> dict:
     s = {"method": "draft_model", "model": draft_name(), "num_speculative_tokens": k}
     if tau is not None:
         s["draft_confidence_threshold"] = tau
+    if lag != 1:
+        s["draft_confidence_exit_lag"] = lag
     return s
 
 
@@ -73,6 +75,7 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         [
             case("dsl_t0.3_k2", spec(2, 0.3)),
             case("dsl_t0.9_k8", spec(8, 0.9)),
+            case("dsl_t0.9_k8_lag3", spec(8, 0.9, lag=3)),
             case("sd_k8", spec(8)),
         ],
     ),

@@ -25,6 +25,7 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
         ("v2-async", "dsl_t0.6_k5", "v2-async"),
         ("v2-async-grid", "dsl_t0.3_k2", "v2-async"),
         ("v2-async-grid", "dsl_t0.9_k8", "v2-async"),
+        ("v2-async-grid", "dsl_t0.9_k8_lag3", "v2-async"),
         ("v2-tau0", "dsl_t0_k5", "v2-async"),
         ("v2-eager", "dsl_t0.6_k5", "v2-eager"),
         ("v2-sync", "dsl_t0.6_k5", "v2-async"),
@@ -82,3 +83,39 @@ def test_per_request_overrides_cut_drafts(engine_groups, prompts):
     )
     assert per_draft_mixed < 0.9 * per_draft_plain, (per_draft_mixed, per_draft_plain)
     assert mixed.get("vllm:spec_decode_num_early_exits", 0) > 0
+
+
+@pytest.mark.gpu_groups("v2-async-grid")
+def test_longer_exit_lag_runs_more_steps_with_the_same_drafts(engine_groups, prompts):
+    """draft_confidence_exit_lag = 3 may run up to 3 extra (all -1) draft
+    steps after the last exit: more forwards than lag 1, fewer than SD, and
+    the same drafted and accepted tokens."""
+    res = results(engine_groups, prompts, "v2-async-grid")
+    sd, lag1, lag3 = (ok(res[n]) for n in ("sd_k8", "dsl_t0.9_k8", "dsl_t0.9_k8_lag3"))
+
+    def per_draft(r: dict, key: str) -> float:
+        return r["counters"].get(key, 0) / r["counters"]["vllm:spec_decode_num_drafts"]
+
+    fwd = [r["draft_forwards"] / r["counters"]["vllm:spec_decode_num_drafts"]
+           for r in (lag1, lag3, sd)]
+    assert fwd[0] < fwd[1] < fwd[2], fwd
+    for key in ("vllm:spec_decode_num_draft_tokens",
+                "vllm:spec_decode_num_accepted_tokens"):
+        a, b = per_draft(lag1, key), per_draft(lag3, key)
+        assert abs(a - b) <= 0.02 * max(a, b), (key, a, b)
+
+
+@pytest.mark.gpu_groups("v1-async", "v1-sync")
+def test_v1_async_reports_drafted_lengths(engine_groups, prompts):
+    """Under V1 async scheduling the scheduler counts what the drafter really
+    drafted (not K placeholders): the same drafted length per draft as V1
+    sync, where the scheduler sees the trimmed lists, and early exits."""
+    asyn = ok(results(engine_groups, prompts, "v1-async")["dsl_t0.6_k5"])["counters"]
+    sync = ok(results(engine_groups, prompts, "v1-sync")["dsl_t0.6_k5"])["counters"]
+
+    def mean_drafted(c: dict) -> float:
+        return c["vllm:spec_decode_num_draft_tokens"] / c["vllm:spec_decode_num_drafts"]
+
+    assert mean_drafted(asyn) < 0.9 * 5, mean_drafted(asyn)
+    assert abs(mean_drafted(asyn) - mean_drafted(sync)) <= 0.1 * mean_drafted(sync)
+    assert asyn.get("vllm:spec_decode_num_early_exits", 0) > 0
