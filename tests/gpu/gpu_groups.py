@@ -114,6 +114,20 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
     ),
 }
 
+# Tensor parallelism over two GPUs (DSL_GPU_TP=2 on a host with two): the
+# exit flag must give every rank the same loop length (no hang, no
+# divergence), also with a threshold that exits often and a longer lag.
+if int(os.environ.get("DSL_GPU_TP", "1")) >= 2:
+    GROUPS["v2-tp2"] = (
+        V2,
+        [
+            case("target", None, ("greedy", "stress"), tensor_parallel_size=2),
+            case("dsl_t0.6_k5", spec(K, TAU), ("greedy", "stress"),
+                 tensor_parallel_size=2),
+            case("dsl_t0.9_k8_lag3", spec(8, 0.9, lag=3), tensor_parallel_size=2),
+        ],
+    )
+
 
 def results(engine_groups, prompts, group: str) -> dict[str, dict]:
     """The results of ``group``'s engines by case name (run once per session)."""

@@ -5,7 +5,7 @@ number of draft forward passes drops when the threshold exits often."""
 from __future__ import annotations
 
 import pytest
-from gpu_groups import ok, results
+from gpu_groups import GROUPS, ok, results
 
 
 def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
@@ -119,3 +119,19 @@ def test_v1_async_reports_drafted_lengths(engine_groups, prompts):
     assert mean_drafted(asyn) < 0.9 * 5, mean_drafted(asyn)
     assert abs(mean_drafted(asyn) - mean_drafted(sync)) <= 0.1 * mean_drafted(sync)
     assert asyn.get("vllm:spec_decode_num_early_exits", 0) > 0
+
+
+@pytest.mark.skipif("v2-tp2" not in GROUPS, reason="needs DSL_GPU_TP=2 (two GPUs)")
+@pytest.mark.parametrize("name", ["dsl_t0.6_k5", "dsl_t0.9_k8_lag3"])
+def test_tensor_parallel_greedy_token_identical(engine_groups, prompts, name):
+    """TP = 2 (V2 runner, async scheduling, CUDA graphs): DSL is
+    token-identical to TP = 2 target-only (TP = 1 may differ: another
+    all-reduce order), and the exits happen (every rank ran the same draft
+    steps, or NCCL would hang)."""
+    res = results(engine_groups, prompts, "v2-tp2")
+    base = ok(res["target"])
+    got = ok(res[name])
+    assert got["token_ids"] == base["token_ids"], first_difference(
+        got["token_ids"], base["token_ids"]
+    )
+    assert got["counters"].get("vllm:spec_decode_num_early_exits", 0) > 0

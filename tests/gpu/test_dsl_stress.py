@@ -17,7 +17,9 @@ from collections import Counter
 
 import pytest
 from engine_worker import ABORT_EVERY, STRESS_MAX_TOKENS, STRESS_REQUESTS
-from gpu_groups import ok, results
+from gpu_groups import GROUPS, ok, results
+
+TP2 = pytest.mark.skipif("v2-tp2" not in GROUPS, reason="needs DSL_GPU_TP=2")
 
 # Greedy outputs of 64 concurrent requests are compared with target-only's
 # under the same load. Batch shapes differ between the engines, so bf16
@@ -28,7 +30,12 @@ SIGMAS = 4.0
 
 @pytest.mark.parametrize(
     "group,name",
-    [("v2-async", "target"), ("v2-async", "dsl_t0.6_k5"), ("v1-async", "dsl_t0.6_k5")],
+    [
+        ("v2-async", "target"),
+        ("v2-async", "dsl_t0.6_k5"),
+        ("v1-async", "dsl_t0.6_k5"),
+        pytest.param("v2-tp2", "dsl_t0.6_k5", marks=TP2),
+    ],
 )
 def test_stress_nothing_lost(engine_groups, prompts, group, name):
     stress = ok(results(engine_groups, prompts, group)[name])["stress"]
@@ -51,7 +58,9 @@ def test_stress_nothing_lost(engine_groups, prompts, group, name):
         assert stress["preemptions"] > 0, "no preemption happened"
 
 
-@pytest.mark.parametrize("group", ["v2-async", "v1-async"])
+@pytest.mark.parametrize(
+    "group", ["v2-async", "v1-async", pytest.param("v2-tp2", marks=TP2)]
+)
 def test_stress_greedy_matches_target(engine_groups, prompts, group):
     res = results(engine_groups, prompts, group)
     base = ok(res["target"])["stress"]
