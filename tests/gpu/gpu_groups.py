@@ -43,6 +43,7 @@ V2 = {"VLLM_USE_V2_MODEL_RUNNER": "1"} | COMMON
 V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"} | COMMON
 SYNC_CHECK = {"VLLM_GPU_SYNC_CHECK": "error"}
 ALL = ("greedy", "stress", "sample")
+TRIM = {"draft_confidence_trim_verification": "always"}
 
 # Per-request overrides (issue 11) in one batch: thresholds on both sides
 # of the engine default, a cap, and requests that keep the default.
@@ -99,6 +100,8 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         [
             case("target", None, ("greedy", "stress")),
             case("dsl_t0.6_k5", spec(K, TAU), ("greedy", "stress")),
+            # The worker-side trim of exited slots on every step.
+            case("dsl_t0.6_k5_trim", spec(K, TAU) | TRIM, ("greedy", "stress")),
         ],
     ),
     "v1-sync": (
@@ -110,7 +113,11 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
     ),
     "v1-async-synccheck": (
         V1 | SYNC_CHECK,
-        [case("sd_k5", spec(K)), case("dsl_t0.6_k5", spec(K, TAU))],
+        [
+            case("sd_k5", spec(K)),
+            case("dsl_t0.6_k5", spec(K, TAU)),
+            case("dsl_t0.6_k5_trim", spec(K, TAU) | TRIM),
+        ],
     ),
 }
 
@@ -122,8 +129,12 @@ if int(os.environ.get("DSL_GPU_TP", "1")) >= 2:
         V2,
         [
             case("target", None, ("greedy", "stress"), tensor_parallel_size=2),
-            case("dsl_t0.6_k5", spec(K, TAU), ("greedy", "stress"),
-                 tensor_parallel_size=2),
+            case(
+                "dsl_t0.6_k5",
+                spec(K, TAU),
+                ("greedy", "stress"),
+                tensor_parallel_size=2,
+            ),
             case("dsl_t0.9_k8_lag3", spec(8, 0.9, lag=3), tensor_parallel_size=2),
         ],
     )

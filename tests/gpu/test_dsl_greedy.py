@@ -30,6 +30,7 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
         ("v2-eager", "dsl_t0.6_k5", "v2-eager"),
         ("v2-sync", "dsl_t0.6_k5", "v2-async"),
         ("v1-async", "dsl_t0.6_k5", "v1-async"),
+        ("v1-async", "dsl_t0.6_k5_trim", "v1-async"),
         ("v1-sync", "dsl_t0.6_k5", "v1-async"),
         ("v2-tau0", "dsl_per_request_k5", "v2-async"),
         ("v1-sync", "dsl_per_request_k5", "v1-async"),
@@ -50,7 +51,8 @@ def test_greedy_token_identical(engine_groups, prompts, group, name, baseline_gr
 def test_no_blocking_sync(engine_groups, prompts, group):
     """VLLM_GPU_SYNC_CHECK=error raises in the worker on an unintended sync."""
     res = results(engine_groups, prompts, group)
-    ok(res["dsl_t0.6_k5"])
+    for name in res:
+        ok(res[name])
 
 
 @pytest.mark.gpu_groups("v2-async-grid")
@@ -96,11 +98,15 @@ def test_longer_exit_lag_runs_more_steps_with_the_same_drafts(engine_groups, pro
     def per_draft(r: dict, key: str) -> float:
         return r["counters"].get(key, 0) / r["counters"]["vllm:spec_decode_num_drafts"]
 
-    fwd = [r["draft_forwards"] / r["counters"]["vllm:spec_decode_num_drafts"]
-           for r in (lag1, lag3, sd)]
+    fwd = [
+        r["draft_forwards"] / r["counters"]["vllm:spec_decode_num_drafts"]
+        for r in (lag1, lag3, sd)
+    ]
     assert fwd[0] < fwd[1] < fwd[2], fwd
-    for key in ("vllm:spec_decode_num_draft_tokens",
-                "vllm:spec_decode_num_accepted_tokens"):
+    for key in (
+        "vllm:spec_decode_num_draft_tokens",
+        "vllm:spec_decode_num_accepted_tokens",
+    ):
         a, b = per_draft(lag1, key), per_draft(lag3, key)
         assert abs(a - b) <= 0.02 * max(a, b), (key, a, b)
 
@@ -135,3 +141,20 @@ def test_tensor_parallel_greedy_token_identical(engine_groups, prompts, name):
         got["token_ids"], base["token_ids"]
     )
     assert got["counters"].get("vllm:spec_decode_num_early_exits", 0) > 0
+
+
+@pytest.mark.gpu_groups("v1-async")
+def test_v1_async_trim_keeps_drafts_and_acceptance(engine_groups, prompts):
+    """Trimming exited slots from the verify batch (V1, async) changes what
+    is verified, not what is drafted or accepted."""
+    res = results(engine_groups, prompts, "v1-async")
+    plain = ok(res["dsl_t0.6_k5"])["counters"]
+    trim = ok(res["dsl_t0.6_k5_trim"])["counters"]
+    for key in (
+        "vllm:spec_decode_num_draft_tokens",
+        "vllm:spec_decode_num_accepted_tokens",
+        "vllm:spec_decode_num_early_exits",
+    ):
+        a = plain[key] / plain["vllm:spec_decode_num_drafts"]
+        b = trim[key] / trim["vllm:spec_decode_num_drafts"]
+        assert abs(a - b) <= 0.02 * max(a, b, 1e-9), (key, a, b)
