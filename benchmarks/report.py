@@ -24,6 +24,7 @@ Definitions (every number comes from the raw cell files):
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -40,13 +41,17 @@ GOALS = {
 
 
 def load(folder: Path) -> dict[str, dict]:
+    """The cell files of a results folder (``*.json``, or ``*.json.gz`` as
+    committed), by cell name."""
     cells = {}
-    for f in sorted(folder.glob("*.json")):
-        if f.name in ("config.json", "selection.json", "summary.json"):
+    for f in sorted([*folder.glob("*.json"), *folder.glob("*.json.gz")]):
+        name = f.name.removesuffix(".gz").removesuffix(".json")
+        if name in ("config", "selection", "summary"):
             continue
-        data = json.loads(f.read_text())
+        text = gzip.decompress(f.read_bytes()) if f.suffix == ".gz" else f.read_bytes()
+        data = json.loads(text)
         if "results" in data:
-            cells[f.stem] = data
+            cells[name] = data
     return cells
 
 
