@@ -77,7 +77,9 @@ def make_tree(path: Path, version_text: str = "original") -> Path:
     (pkg / "marker.py").write_text(f"WHICH = {version_text!r}\n")
     (pkg / "entrypoints" / "__init__.py").write_text("")
     (pkg / "entrypoints" / "cli" / "__init__.py").write_text("")
-    (pkg / "entrypoints" / "cli" / "main.py").write_text("def main():\n    return 0\n")
+    (pkg / "entrypoints" / "cli" / "main.py").write_text(
+        "def main():\n    print('vllm-main')\n    return 0\n"
+    )
     (pkg / "vllm_flash_attn" / "__init__.py").write_text("")
     (pkg / "blob.bin").write_bytes(noise(200_000, 1))  # incompressible: forces splits
     (pkg / "script.sh").write_text("#!/bin/sh\n")
@@ -351,6 +353,18 @@ def test_stage_in_any_order(full, inputs, tmp_path):
         subprocess.run([shim, "-c", "print(1)"], capture_output=True).stdout == b"1\n"
     )
     assert install(root, "env").stdout == env
+    # The CLI runs main() as a script, and not when vLLM's spawned engine
+    # process re-runs the parent's main script (as __mp_main__).
+    cli = str(root / "bin" / "vllm")
+    pyenv = {**os.environ, "PYTHONPATH": str(root / "vsrc")}
+    run = subprocess.run([sys.executable, cli], capture_output=True, text=True,
+                         env=pyenv)
+    assert (run.returncode, run.stdout) == (0, "vllm-main\n")
+    spawned = subprocess.run(
+        [sys.executable, "-c",
+         f"import runpy; runpy.run_path({cli!r}, run_name='__mp_main__')"],
+        capture_output=True, text=True, env=pyenv)
+    assert (spawned.returncode, spawned.stdout) == (0, "")
 
 
 def test_stage_all_at_once_and_idempotent(full, inputs, tmp_path):

@@ -106,6 +106,17 @@ class BundleError(Exception):
 # shared helpers
 
 
+
+# The `vllm` console script. The __main__ guard matters: vLLM starts its engine
+# core with the "spawn" start method, which re-runs the parent's main script in
+# the child; an unguarded script would start a second server there (seen on the
+# GPU host: `vllm serve` died with "Engine core initialization failed").
+VLLM_CLI = (
+    b"#!/usr/bin/env python3\nimport sys\n\n"
+    b"from vllm.entrypoints.cli.main import main\n\n"
+    b'if __name__ == "__main__":\n    sys.exit(main())\n'
+)
+
 def parse_size(text: str) -> int:
     """'60MB' -> 60_000_000, '64MiB' -> 67_108_864, '1000' -> 1000."""
     m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgG]?)(i?)[bB]?\s*", text)
@@ -1021,12 +1032,8 @@ class Host:
     def write_env(self) -> Path:
         _write_atomic(self.root / "env.sh", self.env_text().encode())
         vllm_cli = self.root / "bin" / "vllm"
-        if not vllm_cli.exists():
-            _write_atomic(
-                vllm_cli,
-                b"#!/usr/bin/env python3\nimport sys\n"
-                b"from vllm.entrypoints.cli.main import main\nsys.exit(main())\n",
-            )
+        if not vllm_cli.exists() or vllm_cli.read_bytes() != VLLM_CLI:
+            _write_atomic(vllm_cli, VLLM_CLI)
             vllm_cli.chmod(0o755)
         # a stand-in build venv, so that scripts/fixtures.sh runs with this python
         shim = self.root / "venv" / "bin" / "python"

@@ -5,7 +5,7 @@ number of draft forward passes drops when the threshold exits often."""
 from __future__ import annotations
 
 import pytest
-from gpu_groups import GROUPS, ok, results
+from gpu_groups import GROUPS, ok, results, tp_results
 
 
 def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
@@ -134,7 +134,7 @@ def test_tensor_parallel_greedy_token_identical(engine_groups, prompts, name):
     token-identical to TP = 2 target-only (TP = 1 may differ: another
     all-reduce order), and the exits happen (every rank ran the same draft
     steps, or NCCL would hang)."""
-    res = results(engine_groups, prompts, "v2-tp2")
+    res = tp_results(engine_groups, prompts)
     base = ok(res["target"])
     got = ok(res[name])
     assert got["token_ids"] == base["token_ids"], first_difference(

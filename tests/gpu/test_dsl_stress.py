@@ -17,9 +17,16 @@ from collections import Counter
 
 import pytest
 from engine_worker import ABORT_EVERY, STRESS_MAX_TOKENS, STRESS_REQUESTS
-from gpu_groups import GROUPS, ok, results
+from gpu_groups import GROUPS, ok, results, tp_results
 
 TP2 = pytest.mark.skipif("v2-tp2" not in GROUPS, reason="needs DSL_GPU_TP=2")
+
+
+def group_results(engine_groups, prompts, group: str) -> dict[str, dict]:
+    if group == "v2-tp2":
+        return tp_results(engine_groups, prompts)
+    return results(engine_groups, prompts, group)
+
 
 # Greedy outputs of 64 concurrent requests are compared with target-only's
 # under the same load. Batch shapes differ between the engines, so bf16
@@ -39,7 +46,7 @@ SIGMAS = 4.0
     ],
 )
 def test_stress_nothing_lost(engine_groups, prompts, group, name):
-    stress = ok(results(engine_groups, prompts, group)[name])["stress"]
+    stress = ok(group_results(engine_groups, prompts, group)[name])["stress"]
     requests = stress["requests"]
     aborted = set(stress["aborted"])
     assert len(requests) == STRESS_REQUESTS
@@ -63,7 +70,7 @@ def test_stress_nothing_lost(engine_groups, prompts, group, name):
     "group", ["v2-async", "v1-async", pytest.param("v2-tp2", marks=TP2)]
 )
 def test_stress_greedy_matches_target(engine_groups, prompts, group):
-    res = results(engine_groups, prompts, group)
+    res = group_results(engine_groups, prompts, group)
     base = ok(res["target"])["stress"]
     got = ok(res["dsl_t0.6_k5"])["stress"]
     done = [r for r in got["requests"] if r not in set(got["aborted"])]
