@@ -82,6 +82,11 @@ for m in sys.argv[1:]:
     continue
   fi
   [[ $prefix_tests == 1 ]] || continue
+  # A documentation-only patch (docs/ and *.md files) needs no tests of its own.
+  if [[ -z "$(git -C "$dir" diff --name-only "$c^" "$c" -- . ':(exclude)docs/**' ':(exclude)*.md')" ]]; then
+    pass "prefix $((i + 1))/$n changes documentation only ($name)"
+    continue
+  fi
   mapfile -t tests < <(git -C "$dir" diff --name-only --diff-filter=AM "$c^" "$c" -- 'tests/**test_*.py')
   [[ ${#tests[@]} -gt 0 ]] || { fail "prefix $((i + 1))/$n adds no tests ($name)"; continue; }
   if upstream_pytest "$dir" "$junit_dir/p$i.xml" "${tests[@]}" >"$junit_dir/p$i.log" 2>&1 \
