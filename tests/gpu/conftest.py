@@ -4,7 +4,8 @@ Environment:
   DSL_GPU_MODELS   folder with the HF checkpoints (default /tmp/gpuhost/models):
                    smollm2-135m (target) and the draft named by DSL_GPU_DRAFT
   DSL_GPU_DRAFT    draft checkpoint folder name (default smollm2-l4-kd, built by
-                   scripts/gpu-host/distill.py)
+                   scripts/gpu-host/distill.py); test_dsl_eagle.py reads smollm2-eagle
+                   and smollm2-eagle3 (scripts/gpu-host/build_eagle.py), skips without
   DSL_GPU_PROMPTS  folder with the fixtures' prompt JSONL files (default:
                    .gpu-bundles/prompts, else $DSL_CACHE/fixtures/prompts)
   DSL_GPU_RESULTS  folder for raw JSON results (default tests/gpu/results/raw)
@@ -174,9 +175,12 @@ def engine_groups(tmp_path_factory, prompts) -> EngineGroups:
         int(os.environ.get("DSL_GPU_PARALLEL", "1")),
     )
     if _cuda():
+        from gpu_groups import missing_models
+
         for name in NEEDED_GROUPS:
             env, cases = GROUPS[name]
-            groups.submit(name, env, cases, prompts)
+            if not missing_models(cases):  # else its tests skip (test_dsl_eagle.py)
+                groups.submit(name, env, cases, prompts)
     return groups
 
 

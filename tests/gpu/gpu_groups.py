@@ -26,6 +26,18 @@ def spec(k: int, tau: float | None = None, lag: int = 1) -> dict:
     return s
 
 
+# EAGLE heads built by scripts/gpu-host/build_eagle.py next to the target.
+EAGLE_DRAFTS = {"eagle": "smollm2-eagle", "eagle3": "smollm2-eagle3"}
+
+
+def eagle_spec(method: str, k: int, tau: float | None = None) -> dict:
+    """An EAGLE ("eagle") or EAGLE3 ("eagle3") speculative config."""
+    s = {"method": method, "model": EAGLE_DRAFTS[method], "num_speculative_tokens": k}
+    if tau is not None:
+        s["draft_confidence_threshold"] = tau
+    return s
+
+
 def case(
     name: str, s: dict | None, workloads: tuple[str, ...] = ("greedy",), **engine
 ) -> dict:
@@ -119,6 +131,35 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
             case("dsl_t0.6_k5_trim", spec(K, TAU) | TRIM),
         ],
     ),
+    # EAGLE / EAGLE3 drafting (build_eagle.py): SD and DSL on the V2 runner
+    # (the EAGLE loop is one FULL CUDA graph there: DSL masks after an exit),
+    # DSL on V1 with async scheduling and once without.
+    "v2-eagle": (
+        V2,
+        [
+            case("eagle_sd_k5", eagle_spec("eagle", K)),
+            case("eagle_dsl_t0.6_k5", eagle_spec("eagle", K, TAU)),
+        ],
+    ),
+    "v2-eagle3": (
+        V2,
+        [
+            case("eagle3_sd_k5", eagle_spec("eagle3", K)),
+            case("eagle3_dsl_t0.6_k5", eagle_spec("eagle3", K, TAU)),
+        ],
+    ),
+    "v1-eagle": (
+        V1,
+        [
+            case("eagle_dsl_t0.6_k5", eagle_spec("eagle", K, TAU)),
+            case("eagle3_dsl_t0.6_k5", eagle_spec("eagle3", K, TAU)),
+            case(
+                "eagle3_dsl_t0.6_k5_sync",
+                eagle_spec("eagle3", K, TAU),
+                async_scheduling=False,
+            ),
+        ],
+    ),
 }
 
 # Tensor parallelism over two GPUs (DSL_GPU_TP=2 on a host with two): the
@@ -137,6 +178,16 @@ if int(os.environ.get("DSL_GPU_TP", "1")) >= 2:
             ),
             case("dsl_t0.9_k8_lag3", spec(8, 0.9, lag=3), tensor_parallel_size=2),
         ],
+    )
+
+
+def missing_models(cases: list[dict]) -> list[str]:
+    """Checkpoint folders the cases' drafts name that are not built (under
+    DSL_GPU_MODELS, as conftest.models_dir())."""
+    models = os.environ.get("DSL_GPU_MODELS", "/tmp/gpuhost/models")
+    names = {c["spec"]["model"] for c in cases if c["spec"] and "model" in c["spec"]}
+    return sorted(
+        n for n in names if not os.path.exists(os.path.join(models, n, "config.json"))
     )
 
 

@@ -1,0 +1,63 @@
+"""DSL with EAGLE and EAGLE3 drafting on the GPU: greedy token-identical to
+target-only on the V2 runner (SD and DSL; the whole EAGLE loop is one FULL CUDA
+graph there, so DSL masks the drafts after an exit) and the V1 runner (async
+scheduling, and one sync case), and the DSL engines exit early.
+
+Needs the EAGLE heads of scripts/gpu-host/build_eagle.py (smollm2-eagle,
+smollm2-eagle3 under DSL_GPU_MODELS); skips without them."""
+
+from __future__ import annotations
+
+import pytest
+from gpu_groups import GROUPS, missing_models, ok, results
+from test_dsl_greedy import first_difference
+
+CASES = [
+    ("v2-eagle", "eagle_sd_k5", "v2-async"),
+    ("v2-eagle", "eagle_dsl_t0.6_k5", "v2-async"),
+    ("v2-eagle3", "eagle3_sd_k5", "v2-async"),
+    ("v2-eagle3", "eagle3_dsl_t0.6_k5", "v2-async"),
+    ("v1-eagle", "eagle_dsl_t0.6_k5", "v1-async"),
+    ("v1-eagle", "eagle3_dsl_t0.6_k5", "v1-async"),
+    ("v1-eagle", "eagle3_dsl_t0.6_k5_sync", "v1-async"),
+]
+
+
+def eagle_results(engine_groups, prompts, group: str) -> dict[str, dict]:
+    missing = missing_models(GROUPS[group][1])
+    if missing:
+        pytest.skip(
+            f"EAGLE checkpoints not built ({', '.join(missing)}): "
+            "run scripts/gpu-host/build_eagle.py"
+        )
+    return results(engine_groups, prompts, group)
+
+
+@pytest.mark.parametrize("group,name,baseline_group", CASES)
+def test_eagle_greedy_token_identical(
+    engine_groups, prompts, group, name, baseline_group
+):
+    got = ok(eagle_results(engine_groups, prompts, group)[name])
+    base = ok(results(engine_groups, prompts, baseline_group)["target"])
+    assert not got["enforce_eager"], "CUDA graphs must be on"
+    assert got["async_scheduling"] == (not name.endswith("_sync"))
+    assert got["token_ids"] == base["token_ids"], first_difference(
+        got["token_ids"], base["token_ids"]
+    )
+    counters = got["counters"]
+    assert counters.get("vllm:spec_decode_num_drafts", 0) > 0
+    if "_dsl_" in name:
+        assert counters.get("vllm:spec_decode_num_early_exits", 0) > 0, counters
+
+
+@pytest.mark.gpu_groups("v1-eagle")
+def test_v1_eagle_dsl_drafts_fewer_tokens(engine_groups, prompts):
+    """On V1 the EAGLE loop stops at the exit: fewer drafted tokens per draft
+    than K, with and without async scheduling."""
+    res = eagle_results(engine_groups, prompts, "v1-eagle")
+    for name in ("eagle_dsl_t0.6_k5", "eagle3_dsl_t0.6_k5", "eagle3_dsl_t0.6_k5_sync"):
+        c = ok(res[name])["counters"]
+        drafted = (
+            c["vllm:spec_decode_num_draft_tokens"] / c["vllm:spec_decode_num_drafts"]
+        )
+        assert drafted < 0.95 * 5, (name, drafted)
