@@ -15,7 +15,8 @@ runs its workloads in order (default: greedy only):
 
 - greedy: the prompts batched, greedy; token ids, timings, the engine's
   spec-decode counters (delta over the run) and, on the V2 runner, the number
-  of draft-model forward passes (top-level keys of the case's result);
+  of draft-model forward passes and the draft slots scheduled vs verified
+  (top-level keys of the case's result);
 - stress: ``STRESS_REQUESTS`` requests in flight at once through
   ``LLMEngine.step`` with every ``ABORT_EVERY``-th aborted mid-generation; with
   the small KV cache of the GPU tests this preempts. Records every request's
@@ -43,6 +44,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 from harness import _delta, _metric_snapshot  # noqa: E402
 
 DRAFT_FORWARDS = {"count": 0}
+# Draft slots of the V2 runner's verify batches: as scheduled, and as run.
+VERIFY_SLOTS = {"scheduled": 0, "verified": 0}
 STRESS_REQUESTS = 64
 STRESS_MAX_TOKENS = 192
 ABORT_EVERY = 8
@@ -83,6 +86,28 @@ def _count_v2_draft_forwards() -> None:
     )
 
 
+def _count_v2_verify_slots() -> None:
+    """Count the draft slots the V2 runner verifies against those the
+    scheduler scheduled, per step, through ``gather_batch_req_state`` (the
+    worker-side trim of exited slots happens there)."""
+    try:
+        from vllm.v1.worker.gpu import model_runner as mr
+    except ImportError:
+        return
+    original = mr.GPUModelRunner.gather_batch_req_state
+
+    def counted(self, scheduler_output, dummy_run):
+        state, uniform = original(self, scheduler_output, dummy_run)
+        spec = scheduler_output.scheduled_spec_decode_tokens
+        if state is not None and spec:
+            VERIFY_SLOTS["scheduled"] += sum(len(v) for v in spec.values())
+            if state.num_draft_tokens_np is not None:
+                VERIFY_SLOTS["verified"] += int(state.num_draft_tokens_np.sum())
+        return state, uniform
+
+    mr.GPUModelRunner.gather_batch_req_state = counted
+
+
 def _counter(llm, name: str) -> int:
     """Sum of an engine counter over its labels (0 when absent)."""
     total = 0
@@ -110,6 +135,7 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
     ]
     before = _metric_snapshot(llm)
     DRAFT_FORWARDS["count"] = 0
+    VERIFY_SLOTS.update(scheduled=0, verified=0)
     t0 = time.perf_counter()
     if case.get("one_at_a_time"):
         outs = []
@@ -125,6 +151,7 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
         "token_ids": tokens,
         "counters": _delta(before, _metric_snapshot(llm)),
         "draft_forwards": DRAFT_FORWARDS["count"],
+        "verify_slots": dict(VERIFY_SLOTS),
     }
 
 
@@ -252,6 +279,7 @@ def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
 def main(argv: list[str]) -> int:
     spec = json.load(open(argv[0]))
     _count_v2_draft_forwards()
+    _count_v2_verify_slots()
     results = []
     for case in spec["cases"]:
         try:

@@ -29,6 +29,8 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
         ("v2-tau0", "dsl_t0_k5", "v2-async"),
         ("v2-eager", "dsl_t0.6_k5", "v2-eager"),
         ("v2-sync", "dsl_t0.6_k5", "v2-async"),
+        ("v2-async-trim", "dsl_t0.6_k5_trim", "v2-async"),
+        ("v2-async-trim", "dsl_t0.9_k8_lag3_trim", "v2-async"),
         ("v1-async", "dsl_t0.6_k5", "v1-async"),
         ("v1-async", "dsl_t0.6_k5_trim", "v1-async"),
         ("v1-sync", "dsl_t0.6_k5", "v1-async"),
@@ -158,3 +160,40 @@ def test_v1_async_trim_keeps_drafts_and_acceptance(engine_groups, prompts):
         a = plain[key] / plain["vllm:spec_decode_num_drafts"]
         b = trim[key] / trim["vllm:spec_decode_num_drafts"]
         assert abs(a - b) <= 0.02 * max(a, b, 1e-9), (key, a, b)
+
+
+@pytest.mark.gpu_groups("v2-async", "v2-async-trim", "v2-async-grid", "v2-sync")
+def test_v2_async_trim_verifies_fewer_slots_with_the_same_drafts(
+    engine_groups, prompts
+):
+    """V2, async scheduling: with the trim on every step, the target verifies
+    fewer draft slots than were scheduled (K per request), and drafts and
+    accepts what the untrimmed engine does. Sync scheduling verifies exactly
+    what it schedules (the scheduler only got drafted slots)."""
+    plain = ok(results(engine_groups, prompts, "v2-async")["dsl_t0.6_k5"])
+    trim_res = results(engine_groups, prompts, "v2-async-trim")
+    trim = ok(trim_res["dsl_t0.6_k5_trim"])
+    lag3_trim = ok(trim_res["dsl_t0.9_k8_lag3_trim"])
+    lag3 = ok(results(engine_groups, prompts, "v2-async-grid")["dsl_t0.9_k8_lag3"])
+    sync = ok(results(engine_groups, prompts, "v2-sync")["dsl_t0.6_k5"])
+
+    slots = trim["verify_slots"]
+    assert slots["scheduled"] > 0, "verify slots were not counted"
+    assert slots["verified"] < 0.8 * slots["scheduled"], slots
+    # Never below what was drafted: every drafted token is verified.
+    drafted = trim["counters"]["vllm:spec_decode_num_draft_tokens"]
+    assert slots["verified"] >= drafted, (slots, drafted)
+    # The lag leaves more of the exits unread, but the trim still applies.
+    lag3_slots = lag3_trim["verify_slots"]
+    assert lag3_slots["verified"] < lag3_slots["scheduled"], lag3_slots
+    assert sync["verify_slots"]["verified"] == sync["verify_slots"]["scheduled"]
+    for a_res, b_res in ((plain, trim), (lag3, lag3_trim)):
+        a, b = a_res["counters"], b_res["counters"]
+        for key in (
+            "vllm:spec_decode_num_draft_tokens",
+            "vllm:spec_decode_num_accepted_tokens",
+            "vllm:spec_decode_num_early_exits",
+        ):
+            x = a[key] / a["vllm:spec_decode_num_drafts"]
+            y = b[key] / b["vllm:spec_decode_num_drafts"]
+            assert abs(x - y) <= 0.02 * max(x, y, 1e-9), (key, x, y)
