@@ -31,6 +31,7 @@ makes drafts (and the drafter's confidence, which DSL exits on) realistic.
 
 import json
 import os
+import shutil
 import time
 from pathlib import Path
 
@@ -159,9 +160,10 @@ def config_for(tgt, eagle3: bool) -> dict:
     return cfg
 
 
-def batches(tok, tgt):
+def batches(tgt):
     """Token-id rows of length L: TRAIN_JSON's conversations, else target samples."""
     if TRAIN_JSON.exists():
+        tok = AutoTokenizer.from_pretrained(TARGET)
         ids: list[int] = []
         for msgs in json.loads(TRAIN_JSON.read_text()):
             x = tok.apply_chat_template(msgs, tokenize=True)
@@ -173,7 +175,7 @@ def batches(tok, tgt):
         print(f"training text: {TRAIN_JSON} ({n} rows of {L})", flush=True)
     else:
         print(f"no {TRAIN_JSON}: training on the target's own samples", flush=True)
-        start = torch.full((4 * B, 1), tok.bos_token_id or 0, device=DEV)
+        start = torch.full((4 * B, 1), tgt.config.bos_token_id or 0, device=DEV)
         with torch.no_grad():
             rows = tgt.generate(
                 start,
@@ -181,7 +183,7 @@ def batches(tok, tgt):
                 max_new_tokens=L,
                 min_new_tokens=L,
                 top_k=0,
-                pad_token_id=tok.eos_token_id,
+                pad_token_id=tgt.config.eos_token_id,
             )[:, -L:].cpu()
     g = torch.Generator().manual_seed(0)
     while True:
@@ -201,7 +203,7 @@ def target_pass(tgt, b: torch.Tensor, eagle3: bool):
     return embeds.float(), hidden[:, :-1].float(), out.logits[:, 1:].float()
 
 
-def build(tgt, tok, eagle3: bool) -> None:
+def build(tgt, eagle3: bool) -> None:
     name = "smollm2-eagle3" if eagle3 else "smollm2-eagle"
     t0 = time.time()
     torch.manual_seed(0)
@@ -212,7 +214,7 @@ def build(tgt, tok, eagle3: bool) -> None:
         sch = torch.optim.lr_scheduler.OneCycleLR(
             opt, max_lr=5e-4, total_steps=STEPS, pct_start=0.1
         )
-        data = batches(tok, tgt)
+        data = batches(tgt)
         for step in range(STEPS):
             with torch.no_grad():
                 embeds, hidden, tl = target_pass(tgt, next(data), eagle3)
@@ -247,19 +249,20 @@ def build(tgt, tok, eagle3: bool) -> None:
         metadata={"format": "pt"},
     )
     (out / "config.json").write_text(json.dumps(config_for(tgt, eagle3), indent=2))
-    tok.save_pretrained(out)
+    for f in TARGET.iterdir():  # the tokenizer files (vLLM reads the target's)
+        if f.name.startswith(("tokenizer", "special_tokens", "chat_template")):
+            shutil.copy(f, out / f.name)
     print(f"{name}: written to {out} in {time.time() - t0:.0f}s", flush=True)
 
 
 def main() -> None:
     if not (TARGET / "config.json").exists():
         raise SystemExit(f"{TARGET} is missing: run scripts/gpu-host/build_models.py")
-    tok = AutoTokenizer.from_pretrained(TARGET)
     tgt = AutoModelForCausalLM.from_pretrained(TARGET, attn_implementation="sdpa")
     tgt = tgt.to(DEV).eval().requires_grad_(False)
     for eagle3 in (False, True):
         if ONLY in ("", "eagle3" if eagle3 else "eagle"):
-            build(tgt, tok, eagle3)
+            build(tgt, eagle3)
 
 
 if __name__ == "__main__":
