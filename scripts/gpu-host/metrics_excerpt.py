@@ -33,6 +33,7 @@ EXPECTED = (
     "vllm:spec_decode_num_accepted_tokens_per_pos",
     "vllm:spec_decode_num_early_exits",
     "vllm:spec_decode_num_drafted_tokens_per_pos",
+    "vllm:spec_decode_num_draft_forwards",
 )
 
 
