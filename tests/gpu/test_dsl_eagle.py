@@ -46,7 +46,13 @@ def test_eagle_greedy_token_identical(
     )
     counters = got["counters"]
     assert counters.get("vllm:spec_decode_num_drafts", 0) > 0
-    if "_dsl_" in name:
+    if "_dsl_" in name and name.endswith("_sync"):
+        # V1 sync: the scheduler gets the trimmed draft lists, so the engine's
+        # exit counter stays 0 (as for draft_model); exits show as fewer
+        # drafted tokens than K per draft.
+        drafted = counters["vllm:spec_decode_num_draft_tokens"]
+        assert drafted < 0.95 * 5 * counters["vllm:spec_decode_num_drafts"], counters
+    elif "_dsl_" in name:
         assert counters.get("vllm:spec_decode_num_early_exits", 0) > 0, counters
 
 
