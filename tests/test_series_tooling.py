@@ -237,17 +237,21 @@ def variant_check(env: dict, variant: Path) -> subprocess.CompletedProcess:
     )
 
 
-def record_release(upstream) -> tuple[Path, Path, dict, Path, str]:
-    """Export the series, cut release 9.9.9 (patch 1 conflicts with it),
-    resolve by hand and record the resolution with ``rebase.sh --record``.
-    Returns (repo, patches, env, report, resolved)."""
+def prepare_release(upstream) -> tuple[Path, Path, dict, Path, str]:
+    """Export the series, cut release 9.9.9 (patch 1 conflicts with it) and
+    resolve it by hand. Returns (repo, patches, env, report, resolved)."""
     repo, patches, env = upstream
     env = rebase_env(env, patches.parent)
     report = patches.parent / "report.md"
     run("export.sh", env)
     make_release(repo)
     resolved = resolve_by_hand(repo, patches)
-    run(
+    return repo, patches, env, report, resolved
+
+
+def record(env: dict, resolved: str, report: Path, ok: bool = True):
+    """``rebase.sh --onto 9.9.9 --record <resolved>``."""
+    return run(
         "rebase.sh",
         env,
         "--onto",
@@ -256,7 +260,15 @@ def record_release(upstream) -> tuple[Path, Path, dict, Path, str]:
         resolved,
         "--report",
         str(report),
+        ok=ok,
     )
+
+
+def record_release(upstream) -> tuple[Path, Path, dict, Path, str]:
+    """``prepare_release`` and record the resolution with ``rebase.sh
+    --record``. Returns (repo, patches, env, report, resolved)."""
+    repo, patches, env, report, resolved = prepare_release(upstream)
+    record(env, resolved, report)
     return repo, patches, env, report, resolved
 
 
@@ -436,26 +448,11 @@ def test_rebase_changed_conflict_hunk_is_a_new_conflict(upstream):
 
 
 def test_rebase_record_refuses_a_mismatched_series(upstream):
-    repo, patches, env = upstream
-    env = rebase_env(env, patches.parent)
-    report = patches.parent / "report.md"
-    run("export.sh", env)
-    make_release(repo)
-    resolved = resolve_by_hand(repo, patches)
+    repo, _, env, report, resolved = prepare_release(upstream)
     git(repo, "checkout", "-q", resolved)
     git(repo, "commit", "-q", "--amend", "-m", "[Spec Decode] renamed")
     git(repo, "checkout", "-q", "dsl")
-    proc = run(
-        "rebase.sh",
-        env,
-        "--onto",
-        "9.9.9",
-        "--record",
-        resolved,
-        "--report",
-        str(report),
-        ok=False,
-    )
+    proc = record(env, resolved, report, ok=False)
     assert proc.returncode == 1
     assert "'[Spec Decode] renamed'" in proc.stderr
 
