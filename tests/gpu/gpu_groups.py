@@ -163,6 +163,15 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
             case("eagle3_dsl_t0.6_k5", eagle_spec("eagle3", K, TAU)),
         ],
     ),
+    # The eager EAGLE loop (stops at the exit like the per-step loop),
+    # against an eager target.
+    "v2-eagle-eager": (
+        V2,
+        [
+            case("target", None, enforce_eager=True),
+            case("eagle_dsl_t0.6_k5", eagle_spec("eagle", K, TAU), enforce_eager=True),
+        ],
+    ),
     "v1-eagle": (
         V1,
         [

@@ -67,3 +67,16 @@ def test_v1_eagle_dsl_drafts_fewer_tokens(engine_groups, prompts):
             c["vllm:spec_decode_num_draft_tokens"] / c["vllm:spec_decode_num_drafts"]
         )
         assert drafted < 0.95 * 5, (name, drafted)
+
+
+@pytest.mark.gpu_groups("v2-eagle-eager")
+def test_v2_eager_eagle_dsl_token_identical(engine_groups, prompts):
+    """V2 with the target and the EAGLE loop eager: the loop stops once every
+    request has exited, token-identical to the eager target."""
+    res = eagle_results(engine_groups, prompts, "v2-eagle-eager")
+    base, got = ok(res["target"]), ok(res["eagle_dsl_t0.6_k5"])
+    assert got["enforce_eager"]
+    assert got["token_ids"] == base["token_ids"], first_difference(
+        got["token_ids"], base["token_ids"]
+    )
+    assert got["counters"].get("vllm:spec_decode_num_early_exits", 0) > 0
