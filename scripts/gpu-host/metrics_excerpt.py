@@ -67,6 +67,8 @@ def main(argv: list[str]) -> int:
     server = subprocess.Popen(
         ["vllm", "serve", model, "--port", str(args.port), "--max-model-len", "2048",
          "--kv-cache-memory-bytes", str(2 << 30), "--no-enable-prefix-caching",
+         # Leaves room for other engines on the GPU (the GPU tests run beside it).
+         "--gpu-memory-utilization", "0.1",
          "--speculative-config", json.dumps(spec)],
         stdout=log, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{args.port}"
