@@ -5,8 +5,9 @@ The heads are built from the fixture target by scripts/gpu-host/build_eagle.py
 checkpoint formats vLLM's Llama EAGLE and EAGLE3 drafters load, with the target's
 embedding and lm_head shared. The untrained heads draft mostly a repeat of the
 last token, rarely accepted, with the target's confidence in it: a high
-threshold makes DSL exit on part of the drafts (steps drafting fewer than K). One engine per method (the
-target-only baseline is the session's, shared with test_spec_equivalence.py).
+threshold makes DSL exit on part of the drafts (steps drafting fewer than K).
+One engine per method (the target-only baseline is the session's, shared with
+test_spec_equivalence.py).
 """
 
 from __future__ import annotations
