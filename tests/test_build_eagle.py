@@ -112,11 +112,13 @@ def test_weights_have_the_checkpoint_names(built):
     assert eagle3["midlayer.self_attn.q_proj.weight"].shape == (64, 128)
 
 
-def test_eagle_init_passes_the_target_hidden_state_through():
+def test_eagle_init_passes_the_target_hidden_state_through(monkeypatch):
     """Before training the EAGLE head's output is its hidden input (fc = [0 | I],
     the layer's output projections zero); EAGLE3's fc selects the last aux state."""
     torch = pytest.importorskip("torch")
     transformers = pytest.importorskip("transformers")
+    # As when run as a script: its folder (kd.py) is on the path.
+    monkeypatch.syspath_prepend(str(BUILDER.parent))
     spec = importlib.util.spec_from_file_location("build_eagle", BUILDER)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import torch
 import torch.nn as nn
-import torch.nn.functional as F
+from kd import chat_rows, kd_step, log_step
 from safetensors.torch import save_file
 from transformers import AutoModelForCausalLM, AutoTokenizer
 from transformers.models.llama.modeling_llama import (
@@ -164,15 +164,8 @@ def batches(tgt):
     """Token-id rows of length L: TRAIN_JSON's conversations, else target samples."""
     if TRAIN_JSON.exists():
         tok = AutoTokenizer.from_pretrained(TARGET)
-        ids: list[int] = []
-        for msgs in json.loads(TRAIN_JSON.read_text()):
-            x = tok.apply_chat_template(msgs, tokenize=True)
-            ids.extend(list(x["input_ids"] if hasattr(x, "keys") else x))
-            if len(ids) > 4 * L * B * max(STEPS, 1):
-                break
-        n = len(ids) // L
-        rows = torch.tensor(ids[: n * L]).view(n, L)
-        print(f"training text: {TRAIN_JSON} ({n} rows of {L})", flush=True)
+        rows = chat_rows(tok, TRAIN_JSON, L, max_tokens=4 * L * B * max(STEPS, 1))
+        print(f"training text: {TRAIN_JSON} ({len(rows)} rows of {L})", flush=True)
     else:
         print(f"no {TRAIN_JSON}: training on the target's own samples", flush=True)
         start = torch.full((4 * B, 1), tgt.config.bos_token_id or 0, device=DEV)
@@ -220,27 +213,9 @@ def build(tgt, eagle3: bool) -> None:
                 embeds, hidden, tl = target_pass(tgt, next(data), eagle3)
             with torch.autocast(DEV, dtype=torch.bfloat16, enabled=DEV == "cuda"):
                 dl = lm_head(head(embeds, hidden).to(lm_head.weight.dtype)).float()
-            loss = (
-                F.kl_div(
-                    F.log_softmax(dl, -1),
-                    F.log_softmax(tl, -1),
-                    log_target=True,
-                    reduction="batchmean",
-                )
-                / dl.shape[1]
-            )
-            opt.zero_grad()
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(head.parameters(), 1.0)
-            opt.step()
-            sch.step()
+            loss = kd_step(opt, sch, head.parameters(), dl, tl)
             if step % 50 == 0 or step == STEPS - 1:
-                agree = (dl.argmax(-1) == tl.argmax(-1)).float().mean().item()
-                print(
-                    f"{name} step {step} kl {loss.item():.3f} top1-agree "
-                    f"{agree:.3f} {time.time() - t0:.0f}s",
-                    flush=True,
-                )
+                log_step(f"{name} ", step, loss, dl, tl, t0)
     out = M / name
     out.mkdir(parents=True, exist_ok=True)
     save_file(

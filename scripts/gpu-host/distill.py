@@ -9,13 +9,12 @@ and writes smollm2-l{NL}-kd.
   NL          draft layers (default 4)     STEPS  optimizer steps (default 600)
 """
 
-import json
 import os
 import time
 from pathlib import Path
 
 import torch
-import torch.nn.functional as F
+from kd import chat_rows, kd_step, log_step
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 M = Path(os.environ.get("GPU_HOST_ROOT", "/tmp/gpuhost")) / "models"
@@ -37,13 +36,8 @@ dr = AutoModelForCausalLM.from_pretrained(
 dr = dr.cuda().train()
 for p in dr.model.embed_tokens.parameters():
     p.requires_grad_(False)
-ids = []
-for msgs in json.loads(TRAIN_JSON.read_text()):
-    x = tok.apply_chat_template(msgs, tokenize=True)
-    ids.extend(list(x["input_ids"] if hasattr(x, "keys") else x))
-ids = torch.tensor(ids)
-n = len(ids) // L
-ids = ids[: n * L].view(n, L)
+ids = chat_rows(tok, TRAIN_JSON, L)
+n = len(ids)
 opt = torch.optim.AdamW(
     [p for p in dr.parameters() if p.requires_grad], lr=1e-3, weight_decay=0.0
 )
@@ -56,26 +50,8 @@ for step in range(STEPS):
         tl = tgt(b).logits.float()
     with torch.autocast("cuda", dtype=torch.bfloat16):
         dl = dr(b).logits.float()
-    loss = (
-        F.kl_div(
-            F.log_softmax(dl, -1),
-            F.log_softmax(tl, -1),
-            log_target=True,
-            reduction="batchmean",
-        )
-        / L
-    )
-    opt.zero_grad()
-    loss.backward()
-    torch.nn.utils.clip_grad_norm_(dr.parameters(), 1.0)
-    opt.step()
-    sch.step()
+    loss = kd_step(opt, sch, dr.parameters(), dl, tl)
     if step % 100 == 0 or step == STEPS - 1:
-        agree = (dl.argmax(-1) == tl.argmax(-1)).float().mean().item()
-        print(
-            f"step {step} kl {loss.item():.3f} top1-agree {agree:.3f} "
-            f"{time.time() - t0:.0f}s",
-            flush=True,
-        )
+        log_step("", step, loss, dl, tl, t0)
 dr.to(torch.bfloat16).save_pretrained(M / f"smollm2-l{N}-kd")
 tok.save_pretrained(M / f"smollm2-l{N}-kd")
