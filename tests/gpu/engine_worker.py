@@ -44,6 +44,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "e2e"))
 from harness import _delta, _metric_snapshot  # noqa: E402
 
 DRAFT_FORWARDS = {"count": 0}
+# The V2 draft model's device-side loops: launches, and per propose() that
+# launched one (traced unless VLLM_GPU_SYNC_CHECK=error, since reading the
+# loop's step count back syncs): [draft forwards, largest drafted count, K].
+DEVICE_LOOP = {"launches": 0, "steps": []}
 # Draft slots of the V2 runner's verify batches: as scheduled, and as run.
 VERIFY_SLOTS = {"scheduled": 0, "verified": 0}
 STRESS_REQUESTS = 64
@@ -69,6 +73,7 @@ def _count_v2_draft_forwards() -> None:
         return original(self, *args, **kwargs)
 
     sa.StandaloneARSpeculator._run_model = counted
+    _trace_device_loops(sa)
     manager_cls = getattr(sa, "SpeculatorCudaGraphManager", None)
     if manager_cls is None or not hasattr(manager_cls, "run_fullgraph"):
         return
@@ -84,6 +89,40 @@ def _count_v2_draft_forwards() -> None:
         (manager_cls,),
         {"run_fullgraph": counted_replay},
     )
+
+
+def _trace_device_loops(sa) -> None:
+    """Count device-loop launches; unless the sync check is on, read each
+    loop's forward count (its final step) and the rows' drafted counts back
+    after propose(), and add the loop's decode forwards to DRAFT_FORWARDS."""
+    try:
+        from vllm.v1.worker.gpu import conditional_graph as cg
+    except ImportError:
+        return
+    launch = cg.DeviceWhileLoop.launch
+
+    def counted_launch(self):
+        DEVICE_LOOP["launches"] += 1
+        return launch(self)
+
+    cg.DeviceWhileLoop.launch = counted_launch
+    if os.environ.get("VLLM_GPU_SYNC_CHECK") == "error":
+        return
+    propose = sa.StandaloneARSpeculator.propose
+
+    def traced(self, *args, **kwargs):
+        out = propose(self, *args, **kwargs)
+        if getattr(self, "_device_loop", None) is not None:
+            forwards = int(self.current_draft_step)
+            drafted = self.confidence_exit.get_num_drafted()
+            max_drafted = int(drafted.max()) if drafted.numel() else 0
+            k = kwargs.get("num_speculative_tokens") or self.num_speculative_steps
+            DEVICE_LOOP["steps"].append([forwards, max_drafted, k])
+            # The first pass was counted as a replay or an eager forward.
+            DRAFT_FORWARDS["count"] += forwards - 1
+        return out
+
+    sa.StandaloneARSpeculator.propose = traced
 
 
 def _count_v2_verify_slots() -> None:
@@ -135,6 +174,7 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
     ]
     before = _metric_snapshot(llm)
     DRAFT_FORWARDS["count"] = 0
+    DEVICE_LOOP.update(launches=0, steps=[])
     VERIFY_SLOTS.update(scheduled=0, verified=0)
     t0 = time.perf_counter()
     if case.get("one_at_a_time"):
@@ -151,6 +191,10 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
         "token_ids": tokens,
         "counters": _delta(before, _metric_snapshot(llm)),
         "draft_forwards": DRAFT_FORWARDS["count"],
+        "device_loop": {
+            "launches": DEVICE_LOOP["launches"],
+            "steps": list(DEVICE_LOOP["steps"]),
+        },
         "verify_slots": dict(VERIFY_SLOTS),
     }
 

@@ -27,3 +27,40 @@ def test_nan_rows_give_in_range_tokens(vocab_size):
     assert int(tokens[3]) == 5 and float(conf[3]) > 0.99
     finite = torch.isfinite(logits).all(dim=-1)
     assert torch.equal(tokens[finite], logits[finite].argmax(dim=-1))
+
+
+@pytest.mark.parametrize("num_rows", [1, 7, 300])
+@pytest.mark.parametrize("step", [0, 1, 4])
+def test_fused_record_step_matches_the_torch_ops(num_rows, step):
+    """``DraftConfidenceExit.record_step``'s fused kernel against the same
+    bookkeeping in torch ops (its CPU path), on random state: masked tokens
+    in column ``step``, next inputs clamped to the vocab, drafted counts and
+    the active mask (threshold, min tokens, per-row caps, NaN confidence)."""
+    from vllm.v1.spec_decode.dynamic.confidence_exit import DraftConfidenceExit
+
+    g = torch.Generator().manual_seed(num_rows * 10 + step)
+    vocab, k, max_rows = 1000, 6, 512
+    sampled = torch.randint(-5, vocab + 5, (num_rows,), generator=g)
+    confidence = torch.rand(num_rows, generator=g)
+    confidence[::11] = float("nan")
+    states = {}
+    for device in ("cpu", "cuda"):
+        ex = DraftConfidenceExit(0.5, 2, max_rows, torch.device(device))
+        gen = torch.Generator().manual_seed(1)
+        ex.active.copy_(torch.rand(max_rows, generator=gen) > 0.3)
+        ex.num_drafted.copy_(torch.randint(0, step + 1, (max_rows,), generator=gen))
+        ex.thresholds.copy_(torch.rand(max_rows, generator=gen))
+        ex.max_draft_tokens.copy_(torch.randint(0, k + 1, (max_rows,), generator=gen))
+        draft = torch.full((max_rows, k), 77, dtype=torch.int64, device=device)
+        nxt = torch.full((max_rows,), 77, dtype=torch.int64, device=device)
+        ex.record_step(
+            torch.tensor(step, device=device),
+            sampled.to(device),
+            confidence.to(device),
+            draft[:num_rows],
+            nxt[:num_rows],
+            vocab,
+        )
+        states[device] = [t.cpu() for t in (draft, nxt, ex.active, ex.num_drafted)]
+    for cpu, gpu, name in zip(states["cpu"], states["cuda"], ["draft", "next", "active", "drafted"]):
+        assert torch.equal(cpu, gpu), name
