@@ -117,10 +117,11 @@ def test_device_loop_runs_exactly_the_needed_steps(engine_groups, prompts, group
     elif name != "dsl_per_request_k5":
         assert any(s[0] < s[2] for s in loop["steps"]), "no loop stopped early"
     # The metric arrives one step late on the async output copy: the last
-    # proposal's forwards may be missing (and one from before the run come).
+    # proposals' forwards may be missing (H200, 2026-12-01: 2 of 100 at K = 2,
+    # 5 of 245 at K = 5), and a pending one from before the run may come.
     metric = r["counters"].get("vllm:spec_decode_num_draft_forwards", 0)
-    last, k = loop["steps"][-1][0], loop["steps"][-1][2]
-    assert r["draft_forwards"] - last <= metric <= r["draft_forwards"] + k, (
+    k = loop["steps"][-1][2]
+    assert r["draft_forwards"] - 2 * k <= metric <= r["draft_forwards"] + k, (
         metric,
         r["draft_forwards"],
     )
