@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Usage: scripts/rebase.sh --onto <version|git-ref> [--record SRC] [--test] [--keep DIR [--stop]]
-#                          [--report FILE] [--export DIR] [--allow-conflicts]
+#                          [--report FILE] [--export DIR] [--allow-conflicts] [--allow-unpinned]
 #
 # Re-apply patches/series onto a newer upstream in a scratch clone of vllm/ (vllm/'s
 # work tree and checked-out branch are not touched) and write a report: for every
@@ -34,6 +34,9 @@
 #                       (default: rebase-reports/<pin>-onto-<X>.md)
 #   --export DIR        also export the rebased series into DIR
 #   --allow-conflicts   exit 0 even when a patch has a new conflict (the report says so)
+#   --allow-unpinned    when the git remote is unreachable, download the registry sdist of
+#                       a release that vllm.lock.toml does not pin ([releases]), unverified
+#                       (without it such a release is refused before downloading)
 #
 # Exit status: 0 every patch applied (and, with --test, the tests passed); 3 a NEW
 # CONFLICT (report written); 4 tests failed on the rebased tree; 1 error.
@@ -51,6 +54,7 @@ while [[ $# -gt 0 ]]; do
     --report) report=${2:-}; shift 2 || die "--report needs a value" ;;
     --export) export_dir=${2:-}; shift 2 || die "--export needs a value" ;;
     --allow-conflicts) allow=1; shift ;;
+    --allow-unpinned) export DSL_ALLOW_UNPINNED=1; shift ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -182,6 +186,13 @@ for m in sys.argv[1:]:
 fi
 
 sdist_sha=$(sha256sum "$DSL_CACHE/dl/vllm-$label.tar.gz" 2>/dev/null | cut -d' ' -f1 || true)
+if [[ -n "$sdist_sha" ]]; then
+  if [[ "$sdist_sha" == "$(python3 "$ROOT/scripts/lib/lock.py" sdist-sha256 "$label" 2>/dev/null)" ]]; then
+    sdist_sha+="\`, pinned in \`vllm.lock.toml"
+  else
+    sdist_sha+="\`, NOT pinned in \`vllm.lock.toml"
+  fi
+fi
 {
   echo "# Rebase report: $LOCK_VERSION series onto $onto"
   echo

@@ -32,6 +32,20 @@ def test_lock_pins_the_release_and_both_targets():
     assert "cpu" in data["targets"]["cpu"]["dist_version"]
 
 
+def test_lock_pins_the_rebase_targets():
+    """Issue #20: the nightly rebase's release (0.33.0) is sha256-pinned, and a
+    release that is not pinned is reported as such (exit 3)."""
+    data = lock.load()
+    for version in ("0.32.0", "0.33.0"):
+        assert re.fullmatch(r"[0-9a-f]{64}", lock.sdist_sha256(data, version) or "")
+    assert data["releases"]["0.33.0"]["sdist"]["filename"] == "vllm-0.33.0.tar.gz"
+    cuda = data["releases"]["0.33.0"]["targets"]["cuda"]
+    assert re.fullmatch(r"[0-9a-f]{64}", cuda["sha256"]) and cuda["filename"].endswith(".whl")
+    proc = subprocess.run([sys.executable, str(LIB / "lock.py"), "sdist-sha256", "9.9.9"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 3 and "not pinned" in proc.stderr
+
+
 def test_lock_shell_rejects_unknown_target():
     proc = subprocess.run(
         [sys.executable, str(LIB / "lock.py"), "shell", "rocm"],

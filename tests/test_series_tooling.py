@@ -167,6 +167,33 @@ def test_apply_failure_names_patch_and_files_and_leaves_tree_clean(upstream):
     assert not (repo / ".git" / "rebase-apply").exists()
 
 
+def test_rebase_refuses_an_unpinned_release_before_downloading(upstream, tmp_path):
+    """Issue #20: a release the lock does not pin is not downloaded unverified."""
+    _, _, env = upstream
+    cache = tmp_path / "cache"
+    env = dict(env, DSL_CACHE=str(cache), PIP_NO_INDEX="1")
+    proc = run("rebase.sh", env, "--onto", "9.9.8", "--report", str(tmp_path / "r.md"),
+               ok=False)
+    assert proc.returncode == 1
+    assert "vllm 9.9.8 sdist is not pinned in vllm.lock.toml" in proc.stderr
+    assert "--allow-unpinned" in proc.stderr
+    assert not (cache / "dl").exists(), "nothing may be downloaded"
+
+
+def test_rebase_verifies_the_pinned_sdist_of_a_release(upstream, tmp_path):
+    """0.33.0 is pinned in the lock ([releases]): a cached sdist that does not match
+    its sha256 is refused, not imported."""
+    _, _, env = upstream
+    cache = tmp_path / "cache"
+    (cache / "dl").mkdir(parents=True)
+    (cache / "dl" / "vllm-0.33.0.tar.gz").write_bytes(b"not the release")
+    env = dict(env, DSL_CACHE=str(cache), PIP_NO_INDEX="1")
+    proc = run("rebase.sh", env, "--onto", "0.33.0", "--report", str(tmp_path / "r.md"),
+               ok=False)
+    assert proc.returncode == 1
+    assert "sha256 mismatch" in proc.stderr and "vllm-0.33.0.tar.gz" in proc.stderr
+
+
 def make_release(repo: Path, version: str = "9.9.9") -> None:
     """Tag a "new release" on top of the base: it conflicts with patch 1 (a.txt
     line 2) and shifts the context of b.txt."""

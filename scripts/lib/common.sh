@@ -79,11 +79,19 @@ ensure_venv() {
     || pip_quiet setuptools_scm setuptools_rust wheel
 }
 
-# fetch_sdist VERSION [SHA256]: download vllm's sdist into the cache; print its path.
-# Without SHA256 (a version not in the lock) the hash is printed to stderr, unverified.
+# fetch_sdist VERSION [SHA256]: download vllm's sdist into the cache and verify it; print
+# its path. Without SHA256 the lock's pin is used (the pinned version or a [releases]
+# entry); a version the lock does not pin is refused before any download, unless
+# DSL_ALLOW_UNPINNED=1 (then its hash is printed, unverified).
 fetch_sdist() {
   local version=$1 sha=${2:-} dir="$DSL_CACHE/dl" file
   file="$dir/vllm-$version.tar.gz"
+  if [[ -z "$sha" ]]; then
+    sha=$(python3 "$ROOT/scripts/lib/lock.py" sdist-sha256 "$version" 2>/dev/null) || sha=""
+  fi
+  if [[ -z "$sha" && "${DSL_ALLOW_UNPINNED:-0}" != 1 ]]; then
+    die "the vllm $version sdist is not pinned in vllm.lock.toml: add [releases.\"$version\".sdist] with the sha256 the package registry publishes for vllm-$version.tar.gz, or pass --allow-unpinned to download it unverified"
+  fi
   mkdir -p "$dir"
   if [[ ! -f "$file" ]]; then
     ensure_venv python3.11 "torch==2.13.0+cpu"
@@ -99,7 +107,7 @@ fetch_sdist() {
   if [[ -n "$sha" ]]; then
     sha256_check "$file" "$sha"
   else
-    warn "vllm $version sdist is not in the lock; sha256 $(sha256sum "$file" | cut -d' ' -f1)"
+    warn "vllm $version sdist is not pinned in vllm.lock.toml (--allow-unpinned): sha256 $(sha256sum "$file" | cut -d' ' -f1), unverified"
   fi
   echo "$file"
 }

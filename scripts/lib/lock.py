@@ -3,6 +3,8 @@
 Usage:
   lock.py get KEY.PATH          print one value (lists: one item per line)
   lock.py shell [TARGET]        print `export LOCK_*=...` lines for common.sh
+  lock.py sdist-sha256 VERSION  the pinned sha256 of vllm VERSION's sdist (the pin's
+                                or a [releases] entry); exit 3 when it is not pinned
 """
 
 from __future__ import annotations
@@ -27,6 +29,14 @@ def get(data: dict, dotted: str):
             raise KeyError(f"{dotted!r} is not set in {LOCK.name}")
         node = node[part]
     return node
+
+
+def sdist_sha256(data: dict, version: str) -> str | None:
+    """The pinned sha256 of vllm VERSION's registry sdist, or None."""
+    if data["upstream"]["version"] == version:
+        return data["upstream"]["sdist"]["sha256"]
+    release = data.get("releases", {}).get(version, {})
+    return release.get("sdist", {}).get("sha256")
 
 
 def shell(data: dict, target: str | None) -> str:
@@ -73,6 +83,13 @@ def main(argv: list[str]) -> int:
         if argv[0] == "get" and len(argv) == 2:
             value = get(data, argv[1])
             print("\n".join(map(str, value)) if isinstance(value, list) else value)
+        elif argv[0] == "sdist-sha256" and len(argv) == 2:
+            sha = sdist_sha256(data, argv[1])
+            if sha is None:
+                print(f"lock.py: vllm {argv[1]} is not pinned in {LOCK.name}",
+                      file=sys.stderr)
+                return 3
+            print(sha)
         elif argv[0] == "shell" and len(argv) <= 2:
             print(shell(data, argv[1] if len(argv) == 2 else None))
         else:
