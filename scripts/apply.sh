@@ -2,9 +2,17 @@
 # Usage: scripts/apply.sh [--force]
 #
 # Reset the series branch of vllm/ to the pinned base tag and `git am --3way` the
-# patches listed in patches/series, in order. On failure it names the patch and
-# the conflicting files and leaves vllm/ clean on its previous commit.
-# Refuses to drop commits of the branch that are not exported to patches/.
+# patches listed in patches/series, in order. On failure it names the patch, the
+# conflicting files and the hunk that does not apply, and leaves vllm/ clean on its
+# previous commit.
+# apply.sh and export.sh record when vllm/'s branch and patches/ were last in step,
+# so it tells an edited patch file from commits not exported yet:
+#   - patches/ changed (a patch file edited, added or removed), branch unchanged:
+#     applies the edited series (nothing of the branch is lost);
+#   - the branch holds commits not in patches/: refuses (scripts/export.sh keeps
+#     them; --force drops them);
+#   - both: refuses, and names the patch files and the commits (exporting would
+#     overwrite the edit, applying would drop the commits).
 #
 #   --force   apply even if the branch holds un-exported commits (they are lost,
 #             but stay reachable through 'git -C vllm reflog')
@@ -22,9 +30,28 @@ require_clean_vllm
 mapfile -t patches < <(series_patches)
 
 orig=$(git_vllm rev-parse -q --verify "refs/heads/$LOCK_BRANCH" || true)
-if [[ -n "$orig" && $force == 0 && "$orig" != "$(git_vllm rev-parse "$LOCK_BASE_TAG")" ]]; then
-  patches_match "$VLLM_DIR" "$LOCK_BASE_TAG" "$orig" \
-    || die "branch '$LOCK_BRANCH' holds commits that differ from patches/: run scripts/export.sh to keep them, or --force to drop them"
+if [[ -n "$orig" && $force == 0 && "$orig" != "$(git_vllm rev-parse "$LOCK_BASE_TAG")" ]] \
+  && ! patches_match "$VLLM_DIR" "$LOCK_BASE_TAG" "$orig"; then
+  series_changes "$orig"
+  edited=$(sed 's/^/    /' <<<"$SERIES_EDITED")
+  commits=$(sed 's/^/    /' <<<"$SERIES_UNEXPORTED")
+  if [[ $SERIES_KNOWN == 1 && -z "$SERIES_UNEXPORTED" ]]; then
+    log "patches/ changed since vllm/ was last applied or exported (branch '$LOCK_BRANCH' holds nothing un-exported)${edited:+:$'\n'$edited}"
+  elif [[ -n "$SERIES_EDITED" ]]; then
+    die "patches/ has edited patch files and branch '$LOCK_BRANCH' of vllm/ holds commits that patches/ lacks$([[ $SERIES_KNOWN == 1 ]] || echo " (maybe: vllm/ was applied by an older apply.sh)").
+  edited in patches/:
+$edited
+  commits not exported:
+$commits
+Do not run scripts/export.sh: it would overwrite the edited patch files with the branch.
+To keep both: save the commits (git -C vllm branch $LOCK_BRANCH-saved $LOCK_BRANCH), apply the
+edited series (scripts/apply.sh --force), then take back what you need from
+$LOCK_BRANCH-saved (git -C vllm cherry-pick ...) and scripts/export.sh."
+  else
+    die "branch '$LOCK_BRANCH' of vllm/ holds commits that patches/ lacks:
+$commits
+Run scripts/export.sh to write them to patches/, or scripts/apply.sh --force to drop them (they stay in 'git -C vllm reflog')."
+  fi
 fi
 
 git_vllm checkout -q -B "$LOCK_BRANCH" "$LOCK_BASE_TAG"
@@ -33,4 +60,5 @@ if ! am_series "$VLLM_DIR" "${patches[@]}"; then
   if [[ -n "$orig" ]]; then git_vllm checkout -q -B "$LOCK_BRANCH" "$orig"; fi
   die "the series does not apply; vllm/ is unchanged (branch '$LOCK_BRANCH' at ${orig:0:12})"
 fi
+record_series_sync
 log "applied: '$LOCK_BRANCH' is $(git_vllm rev-list --count "$LOCK_BASE_TAG..HEAD") commits on $LOCK_BASE_TAG"

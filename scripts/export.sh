@@ -37,4 +37,5 @@ n=$(wc -l <"$tmp/series")
 mkdir -p "$PATCH_DIR"
 rm -f "$PATCH_DIR"/[0-9][0-9][0-9][0-9]-*.patch "$PATCH_DIR/series"
 cp "$tmp"/*.patch "$tmp/series" "$PATCH_DIR"/ 2>/dev/null || cp "$tmp/series" "$PATCH_DIR"/
+record_series_sync
 log "exported $n patches from '$LOCK_BRANCH' to patches/"

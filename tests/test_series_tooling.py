@@ -144,8 +144,48 @@ def test_apply_refuses_to_drop_unexported_commits(upstream):
     commit(repo, "[Core] not exported", {"f.txt": "x\n"})
     head = git(repo, "rev-parse", "HEAD")
     proc = run("apply.sh", env, ok=False)
-    assert proc.returncode != 0 and "export" in proc.stderr
+    assert proc.returncode != 0 and "Run scripts/export.sh" in proc.stderr
+    assert "[Core] not exported" in proc.stderr
     assert git(repo, "rev-parse", "HEAD") == head
+
+
+def edit_patch_file(patches: Path) -> Path:
+    """Hand-edit the second patch of the series (its one added line)."""
+    p = patches / "0002-Spec-Decode-second-change.patch"
+    p.write_text(p.read_text().replace("+new file\n", "+edited file\n"))
+    return p
+
+
+def test_apply_takes_an_edited_patch_file_and_never_suggests_export(upstream):
+    """Issue #20: an edited patch file is not "un-exported commits": apply.sh applies
+    it (the branch holds nothing that would be lost)."""
+    repo, patches, env = upstream
+    run("export.sh", env)
+    edit_patch_file(patches)
+    proc = run("apply.sh", env)
+    assert "0002-Spec-Decode-second-change.patch" in proc.stderr
+    assert "export.sh" not in proc.stderr
+    assert (repo / "c.txt").read_text() == "edited file\n"
+    # Applied once, the branch is in step with the edited patches/ again.
+    run("apply.sh", env)
+    assert (repo / "c.txt").read_text() == "edited file\n"
+
+
+def test_apply_with_an_edited_patch_and_unexported_commits_names_both(upstream):
+    repo, patches, env = upstream
+    run("export.sh", env)
+    edited = edit_patch_file(patches).read_text()
+    commit(repo, "[Core] not exported", {"f.txt": "x\n"})
+    head = git(repo, "rev-parse", "HEAD")
+    proc = run("apply.sh", env, ok=False)
+    assert proc.returncode == 1
+    assert "0002-Spec-Decode-second-change.patch" in proc.stderr
+    assert "[Core] not exported" in proc.stderr
+    # export.sh would overwrite the edit: never suggested as the way out.
+    assert "Do not run scripts/export.sh" in proc.stderr
+    assert "Run scripts/export.sh" not in proc.stderr
+    assert git(repo, "rev-parse", "HEAD") == head
+    assert edited == (patches / "0002-Spec-Decode-second-change.patch").read_text()
 
 
 def test_apply_failure_names_patch_and_files_and_leaves_tree_clean(upstream):
@@ -162,6 +202,12 @@ def test_apply_failure_names_patch_and_files_and_leaves_tree_clean(upstream):
     assert proc.returncode != 0
     assert "0001-Core-first-change.patch does not apply" in proc.stderr
     assert "a.txt" in proc.stderr
+    # Issue #20: the failing hunk is shown, and none of git's hints to continue,
+    # skip or abort an am that apply.sh already aborted.
+    assert "the hunk that does not apply (a.txt, line" in proc.stderr
+    assert "    -line 2\n    +LINE 2\n" in proc.stderr
+    for stale in ("am --continue", "--skip", "am --abort", "hint:"):
+        assert stale not in proc.stderr, proc.stderr
     assert git(repo, "status", "--porcelain") == ""
     assert git(repo, "rev-parse", "HEAD") == head
     assert not (repo / ".git" / "rebase-apply").exists()

@@ -253,11 +253,67 @@ am_series() {
   files=$(git -C "$repo" diff --name-only --diff-filter=U 2>/dev/null | tr '\n' ' ')
   [[ -n "$files" ]] || files=$(grep -oE '(error: patch failed: |CONFLICT \(content\): Merge conflict in )[^ :]+' <<<"$out" \
     | sed -E 's/.* //' | sort -u | tr '\n' ' ')
+  # The hunk that does not apply onto the previous patches (git apply names its line).
+  local where hunk=""
+  git -C "$repo" reset -q --hard HEAD  # the previous patches applied, no conflict markers
+  where=$(git -C "$repo" apply --check "$patch" 2>&1 | sed -nE 's/^error: patch failed: (.+):([0-9]+)$/\1 \2/p' | head -n 1)
+  if [[ -n "$where" ]]; then hunk=$(patch_hunk "$patch" ${where}); fi
   git -C "$repo" am --abort >/dev/null 2>&1 || true
   git -C "$repo" reset -q --hard
   printf 'error: patch %s does not apply\n  conflicting files: %s\n' "$(basename "$patch")" "${files:-unknown}" >&2
-  sed 's/^/  git: /' <<<"$out" | tail -n 6 >&2
+  # git's own errors, without its hints to continue/skip/abort the am (aborted above).
+  grep -E '^(error|fatal|CONFLICT)' <<<"$out" | grep -vE 'Failed to merge in the changes|am --(continue|skip|abort)' \
+    | sed 's/^/  git: /' | tail -n 6 >&2 || true
+  if [[ -n "$hunk" ]]; then
+    printf '  the hunk that does not apply (%s, line %s of the file before the patch):\n' ${where} >&2
+    sed 's/^/    /' <<<"$hunk" | head -n 40 >&2
+  fi
   return 1
+}
+
+# patch_hunk PATCH FILE LINE: the hunk of PATCH for FILE whose old range starts at LINE.
+patch_hunk() {
+  awk -v file="$2" -v line="$3" '
+    /^diff --git / { infile = ($3 == "a/" file); on = 0; next }
+    /^-- $/ { on = 0; next }
+    /^@@ / { on = 0; if (infile) { split($2, r, ","); if (substr(r[1], 2) + 0 == line + 0) on = 1 } }
+    on { print }' "$1"
+}
+
+# Which side changed since vLLM/'s series branch and patches/ were last in step (the
+# last apply.sh or export.sh, recorded in vllm/.git/dsl-series-synced: the branch
+# commit and the fingerprint of patches/ at that time).
+series_sync_file() { echo "$(git_vllm rev-parse --absolute-git-dir)/dsl-series-synced"; }
+
+# record_series_sync: note that branch $LOCK_BRANCH and patches/ are in step now.
+record_series_sync() {
+  { git_vllm rev-parse "refs/heads/$LOCK_BRANCH"; series_fingerprint; } >"$(series_sync_file)"
+}
+
+# series_changes BRANCH_HEAD: set SERIES_EDITED (patch files of patches/ added, changed
+# or removed since the last sync; newline-separated names) and SERIES_UNEXPORTED (the
+# branch's commits since then that patches/ lacks, "sha subject" lines). SERIES_KNOWN=0
+# when there is no record (vllm/ applied by an older apply.sh): then the edited files
+# are those with uncommitted changes in the project's git, and every commit of the
+# branch that differs from patches/ counts as un-exported.
+series_changes() {
+  local head=$1 sync rec_head
+  sync=$(series_sync_file)
+  SERIES_EDITED="" SERIES_UNEXPORTED="" SERIES_KNOWN=1
+  if [[ -f "$sync" ]]; then
+    rec_head=$(head -n 1 "$sync")
+    SERIES_EDITED=$(diff <(tail -n +2 "$sync") <(series_fingerprint) | sed -nE 's/^[<>] [0-9a-f]+  //p' | sort -u || true)
+    if [[ "$head" != "$rec_head" ]]; then
+      if git_vllm cat-file -e "$rec_head^{commit}" 2>/dev/null; then
+        SERIES_UNEXPORTED=$(git_vllm cherry -v "$rec_head" "$head" "$LOCK_BASE_TAG" | sed -n 's/^+ //p')
+      fi
+      [[ -n "$SERIES_UNEXPORTED" ]] || SERIES_UNEXPORTED=$(git_vllm log --reverse --format='%h %s' "$LOCK_BASE_TAG..$head")
+    fi
+  else
+    SERIES_KNOWN=0
+    SERIES_EDITED=$(git -C "$PATCH_DIR" status --porcelain -- . 2>/dev/null | sed -E 's/^...//; s#.*/##' || true)
+    SERIES_UNEXPORTED=$(git_vllm log --reverse --format='%h %s' "$LOCK_BASE_TAG..$head")
+  fi
 }
 
 # link_kernels FROM_TREE TO_TREE: symlink the ignored compiled files of one vllm checkout
