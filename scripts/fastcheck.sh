@@ -21,7 +21,7 @@
 # The closing line counts the e2e tests separately. Exits 1 if any stage failed; a
 # stage that runs no test fails too.
 #
-#   --quick             the inner loop (about 1.5 minutes here) instead: the project's
+#   --quick             the inner loop (about a minute here) instead: the project's
 #                       tests without e2e, and in vllm/ as it is (uncommitted edits
 #                       included) the test files of the patches being changed: the
 #                       commits of vllm/'s branch that differ from patches/ (else the
