@@ -189,6 +189,34 @@ def test_apply_with_an_edited_patch_and_unexported_commits_names_both(upstream):
     assert edited == (patches / "0002-Spec-Decode-second-change.patch").read_text()
 
 
+def test_apply_after_a_pull_without_a_record_applies_the_new_series(upstream):
+    """vllm/ applied by an older apply.sh (no record), then a pull adds a patch:
+    the branch's commits are all in the project's git history, so nothing is
+    un-exported and the new series is applied."""
+    repo, patches, env = upstream
+    project = patches.parent
+    run("export.sh", env)
+    for cmd in (["init", "-q"], ["add", "patches"], ["commit", "-q", "-m", "series"]):
+        git(project, *cmd)
+    (repo / ".git" / "dsl-series-synced").unlink()
+    # "The pull": a third patch, exported elsewhere and committed.
+    commit(repo, "[Core] from upstream", {"g.txt": "g\n"})
+    run("export.sh", env)
+    git(project, "add", "patches")
+    git(project, "commit", "-q", "-m", "pull")
+    git(repo, "reset", "-q", "--hard", "HEAD^")
+    (repo / ".git" / "dsl-series-synced").unlink()
+    proc = run("apply.sh", env)
+    assert "holds nothing un-exported" in proc.stderr
+    assert (repo / "g.txt").read_text() == "g\n"
+    # A commit of the branch that was never exported is still refused.
+    commit(repo, "[Core] mine", {"h.txt": "h\n"})
+    (repo / ".git" / "dsl-series-synced").unlink()
+    proc = run("apply.sh", env, ok=False)
+    assert proc.returncode == 1 and "[Core] mine" in proc.stderr
+    assert "[Core] first change" not in proc.stderr
+
+
 def test_apply_failure_names_patch_and_files_and_leaves_tree_clean(upstream):
     repo, patches, env = upstream
     run("export.sh", env)
