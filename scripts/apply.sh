@@ -33,10 +33,11 @@ orig=$(git_vllm rev-parse -q --verify "refs/heads/$LOCK_BRANCH" || true)
 if [[ -n "$orig" && $force == 0 && "$orig" != "$(git_vllm rev-parse "$LOCK_BASE_TAG")" ]] \
   && ! patches_match "$VLLM_DIR" "$LOCK_BASE_TAG" "$orig"; then
   series_changes "$orig"
-  edited=$(sed 's/^/    /' <<<"$SERIES_EDITED")
-  commits=$(sed 's/^/    /' <<<"$SERIES_UNEXPORTED")
-  if [[ $SERIES_KNOWN == 1 && -z "$SERIES_UNEXPORTED" ]]; then
-    log "patches/ changed since vllm/ was last applied or exported (branch '$LOCK_BRANCH' holds nothing un-exported)${edited:+:$'\n'$edited}"
+  edited="" commits=""
+  [[ -z "$SERIES_EDITED" ]] || edited=$(sed 's/^/    /' <<<"$SERIES_EDITED")
+  [[ -z "$SERIES_UNEXPORTED" ]] || commits=$(sed 's/^/    /' <<<"$SERIES_UNEXPORTED")
+  if [[ -z "$SERIES_UNEXPORTED" ]]; then
+    log "patches/ differs from branch '$LOCK_BRANCH', which holds nothing un-exported: applying patches/${edited:+ (changed:$'\n'$edited)}"
   elif [[ -n "$SERIES_EDITED" ]]; then
     die "patches/ has edited patch files and branch '$LOCK_BRANCH' of vllm/ holds commits that patches/ lacks$([[ $SERIES_KNOWN == 1 ]] || echo " (maybe: vllm/ was applied by an older apply.sh)").
   edited in patches/:

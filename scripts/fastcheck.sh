@@ -1,30 +1,45 @@
 #!/usr/bin/env bash
-# Usage: scripts/fastcheck.sh [--skip-e2e] [--no-prefix-tests]
+# Usage: scripts/fastcheck.sh [--quick] [--skip-e2e] [--no-prefix-tests] [--jobs N]
 #
 # The project's test command (README). Needs a synced vllm/ and a build venv
-# (scripts/apply_and_build.sh). Three stages, each printing pass/fail counts:
+# (scripts/apply_and_build.sh); builds the real-model fixtures itself when they are
+# missing (scripts/fixtures.sh: about a minute once, then seconds). Four stages, each
+# printing pass/fail counts:
 #   (a) series integrity: scripts/check-series.sh (applies on a clean base,
 #       Signed-off-by, whitespace, export round trip, every prefix imports and
-#       passes its own tests)
+#       passes its own tests, prefixes side by side)
 #   (b) vLLM's own CPU-runnable tests for the areas the series touches
 #       (tests/upstream/cpu-tests.txt + test files the series adds or changes),
 #       run from the applied series, offline (vendored hub configs), minus the
 #       known CPU failures of the unpatched base (tests/upstream/cpu-deselect.txt)
-#   (c) the project's tests (tests/): tooling, fixtures, CPU end-to-end
+#   (c) the project's tests (tests/): tooling and fixtures, then the CPU end-to-end
+#       tests (pytest marker e2e: the real engine on the fixture models, `vllm serve`).
+#       A skipped test fails here (DSL_NO_SKIP=1, tests/conftest.py), except the GPU
+#       host's suite tests/gpu/, which needs CUDA
 #   (d) vLLM's own pre-commit hooks from the pin (ruff, ruff-format, typos, mypy,
 #       SPDX, config docstrings, test tethering, ...) on the files the series changes
-# Exits 1 if any stage failed; a stage that runs no test fails too.
+# The closing line counts the e2e tests separately. Exits 1 if any stage failed; a
+# stage that runs no test fails too.
 #
+#   --quick             the inner loop (about a minute here) instead: the project's
+#                       tests without e2e, and in vllm/ as it is (uncommitted edits
+#                       included) the test files of the patches being changed: the
+#                       commits of vllm/'s branch that differ from patches/ (else the
+#                       last patch) plus test files edited in vllm/'s work tree.
+#                       Run the full command before pushing.
 #   --skip-e2e          skip the CPU end-to-end tests (pytest marker e2e) in (c)
 #   --no-prefix-tests   (a) checks imports per prefix but not each patch's tests
+#   --jobs N            (a) checks N prefixes side by side (default: the number of CPUs)
 source "$(dirname "$0")/lib/common.sh"
 handle_help "$@"
-series_args=() project_args=()
-for arg in "$@"; do
-  case "$arg" in
-    --skip-e2e) project_args+=(-m "not e2e") ;;
-    --no-prefix-tests) series_args+=(--no-prefix-tests) ;;
-    *) die "unknown argument '$arg' (see --help)" ;;
+series_args=() e2e=1 quick=0
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) quick=1; shift ;;
+    --skip-e2e) e2e=0; shift ;;
+    --no-prefix-tests) series_args+=(--no-prefix-tests); shift ;;
+    --jobs) series_args+=(--jobs "${2:-}"); shift 2 || die "--jobs needs a number" ;;
+    *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
 load_lock
@@ -36,42 +51,142 @@ rm -f "$work"/*.xml
 declare -A result
 start=$SECONDS
 
+# project_pytest JUNIT ARGS...: the project's tests (tests/), from the project root.
+project_pytest() {
+  local junit=$1; shift
+  (cd "$ROOT" && "$VENV_DIR/bin/python" -m pytest -q -p no:cacheprovider -rfEs \
+    --junitxml="$junit" "$@" tests)
+}
+
+if [[ $quick == 1 ]]; then
+  # The test files of the patches being changed, in vllm/ as it is.
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  export_series "$VLLM_DIR" "$LOCK_BASE_TAG" HEAD "$tmp/export"
+  mapfile -t commits < <(git_vllm rev-list --reverse "$LOCK_BASE_TAG..HEAD")
+  mapfile -t exported < <(cat "$tmp/export/series")
+  changed=()
+  for i in "${!commits[@]}"; do
+    cmp -s "$tmp/export/${exported[$i]}" "$PATCH_DIR/${exported[$i]}" || changed+=("${commits[$i]}")
+  done
+  what="patches changed since the export: ${#changed[@]}"
+  if [[ ${#changed[@]} -eq 0 && ${#commits[@]} -gt 0 ]]; then
+    changed=("${commits[-1]}") what="no patch differs from patches/: the last one"
+  fi
+  tests=()
+  for c in "${changed[@]}"; do
+    mapfile -t -O "${#tests[@]}" tests < <(git_vllm diff --name-only --diff-filter=AM "$c^" "$c" -- 'tests/**test_*.py')
+    what+=$'\n'"  $(git_vllm log -1 --format='%h %s' "$c")"
+  done
+  mapfile -t -O "${#tests[@]}" tests < <(git_vllm status --porcelain --untracked-files=all -- tests \
+    | sed -E 's/^...//' | grep -E '(^|/)test_[^/]*\.py$' || true)
+  mapfile -t tests < <(printf '%s\n' "${tests[@]}" | awk 'NF && !seen[$0]++' | while read -r t; do [[ -f "$VLLM_DIR/$t" ]] && echo "$t"; done)
+  log "quick: the project's tests (no e2e) and the tests of the patches being changed ($what)"
+  [[ ${#tests[@]} -gt 0 ]] || die "no test files found in the patches being changed: a patch needs its own tests (CONTRIBUTING.md)"
+  printf '  %s\n' "${tests[@]}"
+  # Side by side: the two python processes are mostly imports, one core each.
+  project_pytest "$work/project.xml" -m "not e2e" >"$work/project.log" 2>&1 &
+  pid=$!
+  upstream_pytest "$VLLM_DIR" "$work/patch.xml" "${tests[@]}" >"$work/patch.log" 2>&1 || true
+  wait "$pid" || true
+  rc=0
+  patch_line=$(python3 "$ROOT/scripts/lib/junit_summary.py" "patch tests" "$work/patch.xml") || { rc=1; tail -n 30 "$work/patch.log"; }
+  project_line=$(python3 "$ROOT/scripts/lib/junit_summary.py" "project tests" "$work/project.xml") || { rc=1; tail -n 30 "$work/project.log"; }
+  echo
+  echo "fastcheck --quick ($(( SECONDS - start ))s): not the full check (run scripts/fastcheck.sh before pushing)"
+  echo "  $patch_line"
+  echo "  $project_line"
+  exit $rc
+fi
+
+log "fixtures (the e2e tests need them)"
+"$ROOT/scripts/fixtures.sh" >"$work/fixtures.log" 2>&1 || {
+  tail -n 20 "$work/fixtures.log"
+  die "scripts/fixtures.sh failed (log: $work/fixtures.log): the e2e tests cannot run without the fixtures"
+}
+tail -n 1 "$work/fixtures.log"
+export FIXTURES_DIR=${FIXTURES_DIR:-$DSL_CACHE/fixtures}
+
 log "(a) series integrity"
-if "$ROOT/scripts/check-series.sh" --keep "$work/vllm" "${series_args[@]}" | tee "$work/series.log"; then
+# The last prefix is the applied series that (b) tests: its own tests run there.
+if "$ROOT/scripts/check-series.sh" --keep "$work/vllm" --last-prefix-tests-elsewhere "${series_args[@]}" \
+  | tee "$work/series.log"; then
   result[a]=ok
 else
   result[a]=FAILED
 fi
 series_line=$(grep -E '^series check:' "$work/series.log" | tail -1 || echo "series check: no result")
 
-log "($(( SECONDS - start ))s) (b) vLLM's own CPU tests, from the applied series"
+# (b) runs as two pytest processes side by side (its test files split in two halves of
+# about equal size), then (c)'s tests without e2e beside (d). The e2e tests use every
+# core, so they run last, alone.
+applied=0
+grep -q "^PASS  series applies" "$work/series.log" && applied=1
+export DSL_NO_SKIP=1
 upstream_line="upstream tests: not run (the series does not apply)"
-if grep -q "^PASS  series applies" "$work/series.log"; then
+result[b]=FAILED
+if [[ $applied == 1 ]]; then
+  log "($(( SECONDS - start ))s) (b) vLLM's own CPU tests, from the applied series (2 processes)"
   mapfile -t up_tests < <(grep -vE '^\s*(#|$)' "$ROOT/tests/upstream/cpu-tests.txt")
   mapfile -t touched < <(git -C "$work/vllm" diff --name-only --diff-filter=AM "$LOCK_BASE_TAG" HEAD -- 'tests/**test_*.py')
-  mapfile -t up_tests < <(printf '%s\n' "${up_tests[@]}" "${touched[@]}" | awk 'NF && !seen[$0]++')
-  upstream_pytest "$work/vllm" "$work/upstream.xml" "${up_tests[@]}" || true
-  upstream_line=$(python3 "$ROOT/scripts/lib/junit_summary.py" "upstream tests" "$work/upstream.xml") \
-    && result[b]=ok || result[b]=FAILED
-else
-  result[b]=FAILED
+  # The test files (directories expanded), minus the --ignore'd ones, in two halves.
+  python3 - "$work/vllm" "$work" "$ROOT/tests/upstream/cpu-deselect.txt" "${up_tests[@]}" "${touched[@]}" <<'PYEOF'
+import sys
+from pathlib import Path
+tree, work, deselect, entries = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3], sys.argv[4:]
+ignored = {l.split("=", 1)[1].strip() for l in open(deselect) if l.startswith("--ignore=")}
+files = []
+for e in entries:
+    p = tree / e
+    found = sorted(p.rglob("test_*.py")) if p.is_dir() else [p]
+    for f in found:
+        rel = str(f.relative_to(tree))
+        if rel not in ignored and rel not in files:
+            files.append(rel)
+halves = [[], []]
+sizes = [0, 0]
+for rel in sorted(files, key=lambda r: -(tree / r).stat().st_size):
+    i = sizes.index(min(sizes))
+    halves[i].append(rel)
+    sizes[i] += (tree / rel).stat().st_size
+for i, h in enumerate(halves):
+    (work / f"upstream-{i}.txt").write_text("".join(f"{r}\n" for r in sorted(h)))
+PYEOF
+  mapfile -t half0 <"$work/upstream-0.txt"
+  mapfile -t half1 <"$work/upstream-1.txt"
+  upstream_pytest "$work/vllm" "$work/upstream-1.xml" "${half1[@]}" >"$work/upstream-1.log" 2>&1 &
+  other=$!
+  upstream_pytest "$work/vllm" "$work/upstream-0.xml" "${half0[@]}" || true
+  wait "$other" || true
+  echo "== the other half of (b):"
+  tail -n 25 "$work/upstream-1.log"
+  upstream_line=$(python3 "$ROOT/scripts/lib/junit_summary.py" "upstream tests" "$work/upstream-0.xml" "$work/upstream-1.xml") \
+    && result[b]=ok
 fi
 
-log "($(( SECONDS - start ))s) (c) project tests"
-(cd "$ROOT" && "$VENV_DIR/bin/python" -m pytest -q -p no:cacheprovider -rfE \
-  --junitxml="$work/project.xml" "${project_args[@]}" tests) || true
+log "($(( SECONDS - start ))s) (c) project tests without e2e; beside it (d) vLLM's pre-commit hooks on the series' files"
+if [[ $applied == 1 ]]; then
+  "$VENV_DIR/bin/python" "$ROOT/scripts/lib/upstream_hooks.py" "$work/vllm" "$LOCK_BASE_TAG" >"$work/hooks.log" 2>&1 &
+  hooks=$!
+fi
+project_pytest "$work/project.xml" -m "not e2e" || true
 project_line=$(python3 "$ROOT/scripts/lib/junit_summary.py" "project tests" "$work/project.xml") \
   && result[c]=ok || result[c]=FAILED
-
-log "($(( SECONDS - start ))s) (d) vLLM's pre-commit hooks on the series' files"
 hooks_line="upstream hooks: not run (the series does not apply)"
 result[d]=FAILED
-if grep -q "^PASS  series applies" "$work/series.log"; then
-  "$VENV_DIR/bin/python" "$ROOT/scripts/lib/upstream_hooks.py" "$work/vllm" "$LOCK_BASE_TAG" \
-    | tee "$work/hooks.log" && result[d]=ok
-  n_pass=$(grep -c '^PASS' "$work/hooks.log" || true)
-  n_fail=$(grep -c '^FAIL' "$work/hooks.log" || true)
-  hooks_line="upstream hooks: $n_pass passed, $n_fail failed"
+if [[ $applied == 1 ]]; then
+  wait "$hooks" && result[d]=ok
+  echo "== (d) vLLM's pre-commit hooks:"
+  cat "$work/hooks.log"
+  hooks_line="upstream hooks: $(grep -c '^PASS' "$work/hooks.log" || true) passed, $(grep -c '^FAIL' "$work/hooks.log" || true) failed"
+fi
+
+e2e_line="e2e tests: not run (--skip-e2e)"
+if [[ $e2e == 1 ]]; then
+  log "($(( SECONDS - start ))s) (c) project tests: CPU end-to-end"
+  project_pytest "$work/e2e.xml" -m e2e || true
+  e2e_line=$(python3 "$ROOT/scripts/lib/junit_summary.py" "e2e tests" "$work/e2e.xml") \
+    || result[c]=FAILED
 fi
 
 echo
@@ -79,13 +194,20 @@ echo "fastcheck summary ($(( SECONDS - start ))s):"
 echo "  (a) ${result[a]}  $series_line"
 echo "  (b) ${result[b]}  $upstream_line"
 echo "  (c) ${result[c]}  $project_line"
+echo "      ${result[c]}  $e2e_line"
 echo "  (d) ${result[d]}  $hooks_line"
+# count FIELD LINE: the number before FIELD ("passed", "failed", ...) in a summary line.
+count() { local n; n=$(sed -nE "s/.*[^0-9]([0-9]+) $1.*/\1/p" <<<"$2" | head -n 1); echo "${n:-0}"; }
 total_pass=0 total_fail=0
-for line in "$series_line" "$upstream_line" "$project_line" "$hooks_line"; do
-  p=$(sed -nE 's/.*: ([0-9]+) passed.*/\1/p' <<<"$line"); f=$(sed -nE 's/.* ([0-9]+) failed.*/\1/p' <<<"$line")
-  e=$(sed -nE 's/.* ([0-9]+) errors.*/\1/p' <<<"$line")
-  total_pass=$((total_pass + ${p:-0})); total_fail=$((total_fail + ${f:-0} + ${e:-0}))
+for line in "$series_line" "$upstream_line" "$project_line" "$e2e_line" "$hooks_line"; do
+  total_pass=$((total_pass + $(count passed "$line")))
+  total_fail=$((total_fail + $(count failed "$line") + $(count errors "$line")))
 done
 for s in a b c d; do [[ "${result[$s]}" == ok ]] || total_fail=$((total_fail > 0 ? total_fail : 1)); done
-echo "fastcheck: $total_pass passed, $total_fail failed"
+if [[ $e2e == 1 ]]; then
+  e2e_part="e2e: $(count passed "$e2e_line") passed, $(( $(count failed "$e2e_line") + $(count errors "$e2e_line") )) failed, $(count skipped "$e2e_line") skipped"
+else
+  e2e_part="e2e: not run (--skip-e2e)"
+fi
+echo "fastcheck: $total_pass passed, $total_fail failed; $e2e_part; skipped: $(count skipped "$upstream_line") of vLLM's own tests (by themselves on CPU), $(count skipped "$project_line") GPU-only (tests/gpu)"
 [[ "${result[a]}" == ok && "${result[b]}" == ok && "${result[c]}" == ok && "${result[d]}" == ok ]]

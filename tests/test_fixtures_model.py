@@ -154,3 +154,22 @@ def test_script_offline_without_wheels_names_every_missing_file(tmp_path):
         assert name in last
     assert str(tmp_path / "dl") in last
     assert not (tmp_path / "fixtures").exists()
+
+
+def test_paths_verb_prints_the_built_fixtures_without_building(tmp_path):
+    """Issue #20: `fixtures.sh paths [KEY]` (the README's recipe uses it)."""
+    (tmp_path / "models" / "t").mkdir(parents=True)
+    (tmp_path / "manifest.json").write_text(json.dumps(
+        {"models": {"target": "models/t"}, "prompts": {"sharegpt-test": "prompts/s.jsonl"}}))
+    env = {"FIXTURES_DIR": str(tmp_path), "PIP_NO_INDEX": "1"}
+    proc = _run_script("paths", env_extra=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == [f"target={tmp_path}/models/t",
+                                        f"sharegpt-test={tmp_path}/prompts/s.jsonl"]
+    proc = _run_script("paths", "target", env_extra=env)
+    assert (proc.returncode, proc.stdout) == (0, f"{tmp_path}/models/t\n")
+    proc = _run_script("paths", "draft_l99", env_extra=env)
+    assert proc.returncode != 0 and "no fixture 'draft_l99'" in proc.stderr
+    assert "have: target, sharegpt-test" in proc.stderr
+    proc = _run_script("paths", env_extra={"FIXTURES_DIR": str(tmp_path / "none")})
+    assert proc.returncode != 0 and "run scripts/fixtures.sh first" in proc.stderr

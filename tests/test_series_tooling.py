@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -186,6 +187,34 @@ def test_apply_with_an_edited_patch_and_unexported_commits_names_both(upstream):
     assert "Run scripts/export.sh" not in proc.stderr
     assert git(repo, "rev-parse", "HEAD") == head
     assert edited == (patches / "0002-Spec-Decode-second-change.patch").read_text()
+
+
+def test_apply_after_a_pull_without_a_record_applies_the_new_series(upstream):
+    """vllm/ applied by an older apply.sh (no record), then a pull adds a patch:
+    the branch's commits are all in the project's git history, so nothing is
+    un-exported and the new series is applied."""
+    repo, patches, env = upstream
+    project = patches.parent
+    run("export.sh", env)
+    for cmd in (["init", "-q"], ["add", "patches"], ["commit", "-q", "-m", "series"]):
+        git(project, *cmd)
+    (repo / ".git" / "dsl-series-synced").unlink()
+    # "The pull": a third patch, exported elsewhere and committed.
+    commit(repo, "[Core] from upstream", {"g.txt": "g\n"})
+    run("export.sh", env)
+    git(project, "add", "patches")
+    git(project, "commit", "-q", "-m", "pull")
+    git(repo, "reset", "-q", "--hard", "HEAD^")
+    (repo / ".git" / "dsl-series-synced").unlink()
+    proc = run("apply.sh", env)
+    assert "holds nothing un-exported" in proc.stderr
+    assert (repo / "g.txt").read_text() == "g\n"
+    # A commit of the branch that was never exported is still refused.
+    commit(repo, "[Core] mine", {"h.txt": "h\n"})
+    (repo / ".git" / "dsl-series-synced").unlink()
+    proc = run("apply.sh", env, ok=False)
+    assert proc.returncode == 1 and "[Core] mine" in proc.stderr
+    assert "[Core] first change" not in proc.stderr
 
 
 def test_apply_failure_names_patch_and_files_and_leaves_tree_clean(upstream):
@@ -549,3 +578,43 @@ def test_recorded_fixups_name_patches_of_the_series():
         assert fixup.name in series, f"{fixup} names no patch of patches/series"
     for entry in (ROOT / "rebase-resolutions").glob("*/rr-cache/*"):
         assert (entry / "preimage").is_file() and (entry / "postimage").is_file(), entry
+
+
+def test_check_series_catches_a_prefix_that_breaks_its_own_tests_in_lanes(tmp_path):
+    """Issue #20: the per-prefix stage runs its prefixes side by side (--jobs) and
+    still fails the one prefix whose own tests fail (fixed by a later patch, so only
+    the per-prefix run can see it); results come in series order."""
+    repo = tmp_path / "vllm"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "dsl")
+    git(repo, "config", "user.name", "Test Dev")
+    git(repo, "config", "user.email", "dev@example.com")
+    # A tiny stand-in for vLLM's tree: what check-series imports and tests.
+    commit(repo, "base", {
+        "vllm/__init__.py": "",
+        "vllm/platforms/__init__.py":
+            "class _P:\n    def is_cpu(self):\n        return False\n\n\ncurrent_platform = _P()\n",
+    }, signoff=False)
+    git(repo, "tag", BASE_TAG)
+    test_x = "from vllm.x import f\n\n\ndef test_f():\n    assert f() == 1\n"
+    commit(repo, "[Core] add x", {"vllm/x.py": "def f():\n    return 1\n",
+                                  "tests/test_x.py": test_x})
+    commit(repo, "[Core] break x", {"vllm/x.py": "def f():\n    return 2\n",
+                                    "tests/test_x.py": test_x + "\n\ndef test_g():\n    pass\n"})
+    commit(repo, "[Core] fix x", {"vllm/x.py": "def f():\n    return 1\n",
+                                  "tests/test_y.py": "def test_y():\n    pass\n"})
+    commit(repo, "[Doc] x", {"docs/x.md": "x\n"})
+    env = dict(ENV, VLLM_DIR=str(repo), PATCH_DIR=str(tmp_path / "patches"),
+               VARIANTS_ROOT=str(tmp_path / "variants"), DSL_OFFLINE_GIT="1",
+               VENV_DIR=str(Path(sys.executable).parent.parent))
+    run("export.sh", env)
+    proc = run("check-series.sh", env, "--jobs", "2", ok=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = [ln for ln in proc.stdout.splitlines() if " prefix " in ln]
+    assert [ln.split(" prefix ")[1].split("/")[0] for ln in lines] == sorted(
+        (ln.split(" prefix ")[1].split("/")[0] for ln in lines), key=int)
+    assert "PASS  prefix 1/4 tests: 1 passed, 0 failed" in proc.stdout
+    assert "FAIL  prefix 2/4: its tests fail (0002-Core-break-x.patch)" in proc.stdout
+    assert "PASS  prefix 3/4 tests: 1 passed, 0 failed" in proc.stdout
+    assert "PASS  prefix 4/4 changes documentation only" in proc.stdout
+    assert "series check: " in proc.stdout and ", 1 failed" in proc.stdout

@@ -310,9 +310,23 @@ series_changes() {
       [[ -n "$SERIES_UNEXPORTED" ]] || SERIES_UNEXPORTED=$(git_vllm log --reverse --format='%h %s' "$LOCK_BASE_TAG..$head")
     fi
   else
+    # No record: a commit counts as exported when its exported patch file is a blob the
+    # project's git has seen (committed or staged once), e.g. before a pull moved patches/.
     SERIES_KNOWN=0
     SERIES_EDITED=$(git -C "$PATCH_DIR" status --porcelain -- . 2>/dev/null | sed -E 's/^...//; s#.*/##' || true)
-    SERIES_UNEXPORTED=$(git_vllm log --reverse --format='%h %s' "$LOCK_BASE_TAG..$head")
+    local tmp i blob
+    local -a commits files
+    tmp=$(mktemp -d)
+    export_series "$VLLM_DIR" "$LOCK_BASE_TAG" "$head" "$tmp"
+    mapfile -t commits < <(git_vllm rev-list --reverse "$LOCK_BASE_TAG..$head")
+    mapfile -t files <"$tmp/series"
+    for i in "${!commits[@]}"; do
+      blob=$(git hash-object "$tmp/${files[$i]}")
+      git -C "$PATCH_DIR" cat-file -e "$blob" 2>/dev/null \
+        || SERIES_UNEXPORTED+="$(git_vllm log -1 --format='%h %s' "${commits[$i]}")"$'\n'
+    done
+    SERIES_UNEXPORTED=${SERIES_UNEXPORTED%$'\n'}
+    rm -rf "$tmp"
   fi
 }
 
@@ -359,7 +373,7 @@ upstream_pytest() {
   local rc=0
   (cd "$tree" && HF_HOME=$hf_home HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
     PYTHONPATH="$tree:$ROOT/tests/upstream" \
-    "$VENV_DIR/bin/python" -m pytest -q -p no:cacheprovider -p cpu_kernel_overrides \
+    "$VENV_DIR/bin/python" -m pytest -q -p no:cacheprovider -p prefix_imports -p cpu_kernel_overrides \
       --timeout=600 -rfE --junitxml="$junit" "${deselect[@]}" "$@") || rc=$?
   rm -rf "$hf_home"
   return $rc

@@ -30,7 +30,8 @@ def _env_int(name: str, default: int) -> int:
 
 @pytest.fixture(scope="session")
 def fixtures() -> harness.Fixtures:
-    """The built fixtures; the e2e tests skip when there are none."""
+    """The built fixtures; the e2e tests skip when there are none (and so fail under
+    scripts/fastcheck.sh, which builds them first: tests/conftest.py, DSL_NO_SKIP)."""
     try:
         return harness.Fixtures.load()
     except harness.FixturesMissing as e:
