@@ -19,6 +19,22 @@ K = 8
 ROWS = 16
 
 
+def _capture_kept(body, warmups: int = 1) -> torch.cuda.CUDAGraph:
+    """Warm ``body`` up on a side stream, then capture it into a graph that
+    keeps its cudaGraph_t (what DeviceWhileLoop copies)."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(warmups):
+            body()
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph(keep_graph=True)
+    with torch.cuda.graph(graph):
+        body()
+    graph.instantiate()
+    return graph
+
+
 def _reference(stop_at: list[int], num_steps: int) -> tuple[int, int]:
     """(body runs, final step) of: step = 0; while (++step < num_steps and
     any active) { body: active[r] &= step < stop_at[r] }."""
@@ -47,23 +63,12 @@ def loop_setup():
     stop_at = torch.zeros(ROWS, dtype=torch.int64, device=dev)
     runs = torch.zeros((), dtype=torch.int64, device=dev)
     seen = torch.zeros(K + 1, dtype=torch.int64, device=dev)
-    # Warm up the body's kernels, then capture it into a kept graph.
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-
     def body():
         runs.add_(1)
         seen.index_add_(0, step.view(1), torch.ones(1, dtype=torch.int64, device=dev))
         active[:ROWS] &= step < stop_at
 
-    with torch.cuda.stream(s):
-        body()
-    torch.cuda.current_stream().wait_stream(s)
-    graph = torch.cuda.CUDAGraph(keep_graph=True)
-    with torch.cuda.graph(graph):
-        body()
-    graph.instantiate()
-    loop = DeviceWhileLoop(graph, step, num_steps, active, ROWS)
+    loop = DeviceWhileLoop(_capture_kept(body), step, num_steps, active, ROWS)
     return loop, step, num_steps, active, stop_at, runs, seen
 
 
@@ -114,12 +119,9 @@ def test_no_activity_mask_runs_to_the_bound():
     step = torch.zeros((), dtype=torch.int64, device="cuda")
     num_steps = torch.full((), 6, dtype=torch.int64, device="cuda")
     runs = torch.zeros((), dtype=torch.int64, device="cuda")
-    runs.add_(1)
-    graph = torch.cuda.CUDAGraph(keep_graph=True)
-    with torch.cuda.graph(graph):
-        runs.add_(1)
-    graph.instantiate()
-    loop = DeviceWhileLoop(graph, step, num_steps, None, 0)
+    loop = DeviceWhileLoop(
+        _capture_kept(lambda: runs.add_(1)), step, num_steps, None, 0
+    )
     runs.zero_()
     loop.launch()
     torch.cuda.synchronize()
@@ -147,16 +149,7 @@ def test_loop_control_cost_per_iteration():
             y = torch.tanh(y @ w)
         x.copy_(y)
 
-    s = torch.cuda.Stream()
-    s.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(s):
-        for _ in range(3):
-            body()
-    torch.cuda.current_stream().wait_stream(s)
-    one = torch.cuda.CUDAGraph(keep_graph=True)
-    with torch.cuda.graph(one):
-        body()
-    one.instantiate()
+    one = _capture_kept(body, warmups=3)
     static = torch.cuda.CUDAGraph()
     with torch.cuda.graph(static, pool=one.pool()):
         for _ in range(K - 1):
