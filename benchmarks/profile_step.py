@@ -1,0 +1,226 @@
+"""Where an engine step's time goes, arm by arm: host Python, launches, GPU.
+
+    python benchmarks/profile_step.py --models DIR --prompts DIR --out DIR \\
+        [--arms sd4,dsl4t0,...] [--concurrency 1] [--requests 8] [--max-tokens 128]
+
+Each arm runs in a process of its own with the engine core in that process
+(``VLLM_ENABLE_V1_MULTIPROCESSING=0``), so the profilers see the scheduler,
+the model runner and the speculator. Per arm, after a warm-up:
+
+1. a timed closed-loop run (mean TPOT, engine steps, wall per engine step);
+2. the same run under cProfile (``<arm>.prof``: host Python per function);
+3. a short run under the torch profiler (``<arm>.ops.txt``: host launches by
+   kind per engine step, GPU kernel time per engine step).
+
+The parent then writes ``report.txt``: per arm the per-step figures, and for
+every DSL arm the functions whose host time per engine step differs most from
+the SD arm with the same K (cProfile's own time, so nothing is counted twice).
+cProfile slows Python down several-fold: its per-step times rank the costs,
+the timed run's TPOT is the real one. Not a benchmark: one run per arm, no
+interleaving (``run.py`` is the benchmark).
+
+Arms: ``target``, ``sd<K>``, ``dsl<K>t<tau>`` (e.g. ``dsl4t0``, ``dsl8t0.4``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import json
+import os
+import pstats
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cell import engine_args, run_workload  # noqa: E402
+from run import load_prompts, model_path  # noqa: E402
+
+ARM = re.compile(r"^(target|sd(\d+)|dsl(\d+)t([0-9.]+))$")
+# Host calls the torch profiler records, per engine step.
+LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch",
+            "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamWaitEvent",
+            "cudaEventRecord", "cudaEventSynchronize", "cudaStreamSynchronize")
+
+
+def parse_arm(name: str) -> dict:
+    m = ARM.match(name)
+    if m is None:
+        raise SystemExit(f"--arms: unknown arm {name!r} (target, sd<K>, "
+                         "dsl<K>t<tau>)")
+    if name == "target":
+        return {"name": name, "k": 0, "tau": None}
+    if m.group(2):
+        return {"name": name, "k": int(m.group(2)), "tau": None}
+    return {"name": name, "k": int(m.group(3)), "tau": float(m.group(4))}
+
+
+class StepCounter:
+    """Counts ``engine.step()`` calls."""
+
+    def __init__(self, engine):
+        self.n = 0
+        self._step = engine.step
+
+        def step():
+            self.n += 1
+            return self._step()
+        engine.step = step
+
+
+def child(args) -> int:
+    os.environ["VLLM_ENABLE_V1_MULTIPROCESSING"] = "0"
+    import torch
+    from vllm.v1.engine.llm_engine import LLMEngine
+
+    arm = parse_arm(args.arm)
+    cell = {"model": model_path(args.models, args.target),
+            "draft": model_path(args.models, args.draft) if arm["k"] else None,
+            "k": arm["k"], "tau": arm["tau"],
+            "engine": json.loads(args.engine)}
+    prompts = load_prompts(args.prompts, args.dataset, 1024)
+    engine = LLMEngine.from_engine_args(engine_args(cell))
+    steps = StepCounter(engine)
+    c, n = args.concurrency, args.requests
+    run_workload(engine, prompts, c, c, 16, None, "warm")
+
+    def measured(tag, max_tokens=args.max_tokens, requests=n):
+        before = steps.n
+        t0 = time.perf_counter()
+        res = run_workload(engine, prompts, c, requests, max_tokens, None, tag)
+        return res, steps.n - before, time.perf_counter() - t0
+
+    res, nsteps, wall = measured("timed")
+    tpots = [r["tpot"] for r in res["requests"] if r["tpot"]]
+    out = {"arm": arm, "concurrency": c, "requests": n,
+           "tpot_ms": 1e3 * sum(tpots) / len(tpots), "steps": nsteps,
+           "wall_per_step_us": 1e6 * wall / nsteps,
+           "tokens": sum(r["num_tokens"] for r in res["requests"]),
+           "counters": res["counters"]}
+
+    prof = cProfile.Profile()
+    prof.enable()
+    _, nsteps, wall = measured("cprofile")
+    prof.disable()
+    prof.dump_stats(str(args.out / f"{args.arm}.prof"))
+    out["cprofile_steps"] = nsteps
+    out["cprofile_wall_per_step_us"] = 1e6 * wall / nsteps
+
+    from torch.profiler import ProfilerActivity, profile
+    activities = [ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(ProfilerActivity.CUDA)
+    with profile(activities=activities) as tp:
+        _, nsteps, _ = measured("torchprof", max_tokens=48,
+                                requests=max(2, c))
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+    calls: dict[str, int] = {}
+    gpu_us = 0.0
+    num_kernels = 0
+    for e in tp.events():
+        if e.name in LAUNCHES:
+            calls[e.name] = calls.get(e.name, 0) + 1
+        if e.device_type.name == "CUDA":
+            gpu_us += e.device_time
+            num_kernels += 1
+    out["torchprof_steps"] = nsteps
+    out["host_calls_per_step"] = {k: v / nsteps for k, v in sorted(calls.items())}
+    out["gpu_events_per_step"] = num_kernels / nsteps
+    out["gpu_us_per_step"] = gpu_us / nsteps
+    (args.out / f"{args.arm}.ops.txt").write_text(
+        tp.key_averages().table(sort_by="count", row_limit=80))
+    (args.out / f"{args.arm}.json").write_text(json.dumps(out, indent=1))
+    return 0
+
+
+def own_time_per_step(prof: Path, nsteps: int) -> dict[str, float]:
+    """cProfile's own time (µs) per engine step, by ``file:line(func)``."""
+    stats = pstats.Stats(str(prof)).stats  # type: ignore[attr-defined]
+    out: dict[str, float] = {}
+    for (file, line, func), (_, _, tt, _, _) in stats.items():
+        key = f"{'/'.join(Path(file).parts[-3:])}:{line}({func})"
+        out[key] = out.get(key, 0.0) + 1e6 * tt / nsteps
+    return out
+
+
+def report(out: Path, arms: list[str], top: int) -> str:
+    res = {a: json.loads((out / f"{a}.json").read_text()) for a in arms}
+    lines = ["arm       TPOT ms  steps  wall/step us  cProf wall/step us  "
+             "GPU us/step  GPU events/step  launches/step"]
+    for a, r in res.items():
+        launches = sum(v for k, v in r["host_calls_per_step"].items()
+                       if "Launch" in k or "Memcpy" in k or "Memset" in k)
+        lines.append(f"{a:9} {r['tpot_ms']:7.3f} {r['steps']:6d} "
+                     f"{r['wall_per_step_us']:13.1f} "
+                     f"{r['cprofile_wall_per_step_us']:19.1f} "
+                     f"{r['gpu_us_per_step']:12.1f} "
+                     f"{r['gpu_events_per_step']:16.1f} {launches:14.1f}")
+    lines.append("")
+    for a, r in res.items():
+        lines.append(f"{a} host calls per step: " + ", ".join(
+            f"{k} {v:.1f}" for k, v in r["host_calls_per_step"].items()))
+    for a, r in res.items():
+        if r["arm"]["tau"] is None:
+            continue
+        base = f"sd{r['arm']['k']}"
+        if base not in res:
+            continue
+        mine = own_time_per_step(out / f"{a}.prof", r["cprofile_steps"])
+        theirs = own_time_per_step(out / f"{base}.prof",
+                                   res[base]["cprofile_steps"])
+        delta = {k: mine.get(k, 0.0) - theirs.get(k, 0.0)
+                 for k in set(mine) | set(theirs)}
+        total = sum(delta.values())
+        lines += ["", f"{a} - {base}: host own time per engine step, "
+                  f"total {total:+.1f} us (under cProfile); largest differences:"]
+        for k, v in sorted(delta.items(), key=lambda kv: -abs(kv[1]))[:top]:
+            lines.append(f"  {v:+9.1f} us  ({mine.get(k, 0.0):8.1f} vs "
+                         f"{theirs.get(k, 0.0):8.1f})  {k}")
+    text = "\n".join(lines) + "\n"
+    (out / "report.txt").write_text(text)
+    return text
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--target", default="smollm2-135m")
+    ap.add_argument("--draft", default="smollm2-l4-kd")
+    ap.add_argument("--prompts", required=True, type=Path)
+    ap.add_argument("--dataset", default="sharegpt-tune")
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--arms", default="target,sd4,dsl4t0")
+    ap.add_argument("--concurrency", type=int, default=1)
+    ap.add_argument("--requests", type=int, default=8)
+    ap.add_argument("--max-tokens", type=int, default=128)
+    ap.add_argument("--top", type=int, default=40)
+    ap.add_argument("--engine", default="{}",
+                    help="EngineArgs overrides, JSON (e.g. '{\"enforce_eager\": true}')")
+    ap.add_argument("--arm", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.arm:
+        return child(args)
+    arms = args.arms.split(",")
+    for a in arms:
+        parse_arm(a)
+    for a in arms:
+        cmd = [sys.executable, __file__, "--arm", a] + argv
+        log = args.out / f"{a}.log"
+        with log.open("w") as f:
+            rc = subprocess.call(cmd, stdout=f, stderr=subprocess.STDOUT)
+        if rc != 0:
+            sys.stderr.write(f"arm {a} failed (rc {rc}); see {log}\n")
+            return rc
+    print(report(args.out, arms, args.top))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
