@@ -55,10 +55,10 @@ def test_begin_kernel_matches_the_torch_path(num_reqs, num_rows, per_request,
 def test_drafted_count_kernels_match_the_torch_path(num_reqs):
     from vllm.v1.worker.gpu.spec_decode.drafted_counts import DraftedTokenCounts
 
-    g = torch.Generator().manual_seed(num_reqs)
     slots = 2048
     results = {}
     for device in ("cpu", "cuda"):
+        g = torch.Generator().manual_seed(num_reqs)  # the same values per device
         counts = DraftedTokenCounts(slots, device)
         out = []
         for k in (3, 5):
