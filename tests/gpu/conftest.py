@@ -9,6 +9,10 @@ Environment:
   DSL_GPU_PROMPTS  folder with the fixtures' prompt JSONL files (default:
                    .gpu-bundles/prompts, else $DSL_CACHE/fixtures/prompts)
   DSL_GPU_RESULTS  folder for raw JSON results (default tests/gpu/results/raw)
+  DSL_GPU_REPLAY   folder of a run's raw results (DSL_GPU_RESULTS of that run):
+                   the engine-level tests check those results instead of
+                   running engines, also without a GPU (e.g. re-checking a
+                   committed run's raw files); a missing group fails.
   DSL_GPU_PARALLEL engine groups run at once (default 1). Each group is one
                    subprocess with a fixed 192 MiB KV cache and no memory
                    profiling, so several share one GPU; correctness results do
@@ -31,6 +35,9 @@ ROOT = Path(__file__).resolve().parents[2]
 WORKER = Path(__file__).with_name("engine_worker.py")
 
 
+REPLAY = os.environ.get("DSL_GPU_REPLAY")
+
+
 def _cuda() -> bool:
     try:
         import torch
@@ -44,6 +51,8 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (run on the GPU host)")
     for item in items:
+        if REPLAY and "engine_groups" in getattr(item, "fixturenames", ()):
+            continue  # checks recorded results
         if "tests/gpu/" in str(item.fspath):
             item.add_marker(skip)
 
@@ -104,6 +113,11 @@ class EngineGroups:
     def _execute(
         self, group: str, env: dict[str, str], cases: list[dict], prompts: list
     ) -> dict[str, dict] | str:
+        if REPLAY:
+            replayed = Path(REPLAY) / f"{group}.json"
+            if not replayed.exists():
+                return f"DSL_GPU_REPLAY: no {replayed}"
+            return {r["name"]: r for r in json.loads(replayed.read_text())}
         cases_file = self.tmp / f"{group}.cases.json"
         out_file = self.results_dir / f"{group}.json"
         out_file.unlink(missing_ok=True)
