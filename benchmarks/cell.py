@@ -19,7 +19,7 @@ then waits for ``--go`` before measuring: ``run.py`` starts many cells at once
 CELL.json::
 
     {"name": str, "model": path, "draft": path | null, "k": int,
-     "tau": float | null, "lag": int (DSL exit lag, default 1),
+     "tau": float | null,
      "engine": {EngineArgs overrides},
      "max_tokens": int, "prompts": {"<dataset>-<split>": [[token ids], ...]},
      "workloads": [{"prompts": "<dataset>-<split>", "concurrency": int,
@@ -74,8 +74,6 @@ def engine_args(cell: dict):
         }
         if cell.get("tau") is not None:
             spec["draft_confidence_threshold"] = cell["tau"]
-            if cell.get("lag", 1) != 1:
-                spec["draft_confidence_exit_lag"] = cell["lag"]
         kwargs["speculative_config"] = spec
     kwargs.update(cell.get("engine", {}))
     return EngineArgs(**kwargs)

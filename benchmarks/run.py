@@ -14,8 +14,7 @@ GPU, so no start-up work overlaps a measurement.
 Phases (``--phase all`` runs both):
 
 - ``tune``: target-only and SD K in ``--sd-k`` on the tune and test splits;
-  DSL on the tune split: one engine per K (and exit lag, ``--dsl-lag``)
-  with engine tau 0 (never exits by itself) and each tau of ``--dsl-tau`` as
+  DSL on the tune split: one engine per K with engine tau 0 (never exits by itself) and each tau of ``--dsl-tau`` as
   a per-request override (``SamplingParams.extra_args``), or with
   ``--tune-engine-per-cell`` one engine per (K, tau). ``--arms`` limits the
   phase to some arms (to split it over several commands). Writes
@@ -204,21 +203,19 @@ def mean_tpot(result_file: Path, prompts: str, c: int,
     return sum(vals) / len(vals) if vals else None
 
 
-def dsl_name(phase: str, k: int, tau: float | None = None, lag: int = 1) -> str:
-    """Cell name of a DSL engine: ``<phase>-dsl-k<K>[-t<tau>][-lag<L>]``
-    (lag 1, the default, is left out)."""
-    return (f"{phase}-dsl-k{k}" + ("" if tau is None else f"-t{tau}")
-            + ("" if lag == 1 else f"-lag{lag}"))
+def dsl_name(phase: str, k: int, tau: float | None = None) -> str:
+    """Cell name of a DSL engine: ``<phase>-dsl-k<K>[-t<tau>]``."""
+    return f"{phase}-dsl-k{k}" + ("" if tau is None else f"-t{tau}")
 
 
-def dsl_tune_tpot(out: Path, k: int, t: float, lag: int, prompts: str,
+def dsl_tune_tpot(out: Path, k: int, t: float, prompts: str,
                   c: int) -> float | None:
-    """Tune-split TPOT of DSL (k, t, lag): per-cell engine, else per-request
-    tau on the engine of (k, lag)."""
-    per_cell = out / f"{dsl_name('tune', k, t, lag)}.json"
+    """Tune-split TPOT of DSL (k, t): per-cell engine, else per-request tau
+    on the engine of k."""
+    per_cell = out / f"{dsl_name('tune', k, t)}.json"
     if per_cell.exists():
         return mean_tpot(per_cell, prompts, c)
-    return mean_tpot(out / f"{dsl_name('tune', k, None, lag)}.json", prompts, c, tau=t)
+    return mean_tpot(out / f"{dsl_name('tune', k)}.json", prompts, c, tau=t)
 
 
 def main(argv: list[str]) -> int:
@@ -245,9 +242,6 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--parallel", type=int, default=8)
     ap.add_argument("--phase", choices=["tune", "test", "all"], default="all")
     ap.add_argument("--engine", default="{}", help="JSON EngineArgs overrides")
-    ap.add_argument("--dsl-lag", default="1",
-                    help="DSL exit lags (speculative_config."
-                         "draft_confidence_exit_lag) to tune over, e.g. 1,3")
     ap.add_argument("--gpus", default="",
                     help="comma-separated GPU ids; datasets are spread over them "
                          "(default: the one visible GPU)")
@@ -272,7 +266,6 @@ def main(argv: list[str]) -> int:
         {**vars(args), "prompts": str(args.prompts), "out": str(args.out),
          "num_prompts": {k: len(v) for k, v in prompts.items()}}, indent=1))
 
-    lags = ints(args.dsl_lag)
     gpus = args.gpus.split(",") if args.gpus else []
     arms = set(args.arms.split(","))
     unknown = arms - ARMS
@@ -295,47 +288,44 @@ def main(argv: list[str]) -> int:
                        "tau": None, "workloads": both} for k in ints(args.sd_k)]
         if "overhead" in arms and args.overhead_k:
             # tau = 0 never exits: SD with DSL's bookkeeping, on the test
-            # split, at each exit lag.
-            cells += [{**base, "name": dsl_name("tune", args.overhead_k, 0.0, lag),
-                       "draft": draft, "k": args.overhead_k, "tau": 0.0, "lag": lag,
-                       "workloads": workloads(datasets, ("test",), conc, args.reps,
-                                              args.base_requests)}
-                      for lag in lags]
+            # split.
+            cells.append({**base, "name": dsl_name("tune", args.overhead_k, 0.0),
+                          "draft": draft, "k": args.overhead_k, "tau": 0.0,
+                          "workloads": workloads(datasets, ("test",), conc,
+                                                 args.reps, args.base_requests)})
         if "dsl" in arms and args.tune_engine_per_cell:
-            cells += [{**base, "name": dsl_name("tune", k, t, lag), "draft": draft,
-                       "k": k, "tau": t, "lag": lag, "workloads": tune}
-                      for k in ints(args.dsl_k) for t in floats(args.dsl_tau)
-                      for lag in lags]
+            cells += [{**base, "name": dsl_name("tune", k, t), "draft": draft,
+                       "k": k, "tau": t, "workloads": tune}
+                      for k in ints(args.dsl_k) for t in floats(args.dsl_tau)]
         elif "dsl" in arms:
-            # One engine per (K, lag) (engine tau 0 = never exits by itself);
-            # each tau is a per-request override (SamplingParams.extra_args).
-            cells += [{**base, "name": dsl_name("tune", k, None, lag), "draft": draft,
-                       "k": k, "tau": 0.0, "lag": lag,
+            # One engine per K (engine tau 0 = never exits by itself); each
+            # tau is a per-request override (SamplingParams.extra_args).
+            cells += [{**base, "name": dsl_name("tune", k), "draft": draft,
+                       "k": k, "tau": 0.0,
                        "workloads": [{**w, "extra_args":
                                       {"draft_confidence_threshold": t}}
                                      for t in floats(args.dsl_tau) for w in tune]}
-                      for k in ints(args.dsl_k) for lag in lags]
+                      for k in ints(args.dsl_k)]
         run_cells(cells, args.out, args.parallel, prompts, CELL_ENV, gpus, datasets)
 
     if args.phase in ("test", "all"):
         selection: dict[str, dict] = {}
-        winners: dict[tuple[int, float, int], list[dict]] = {}
-        dsl_grid = [(k, t, lag) for k in ints(args.dsl_k)
-                    for t in floats(args.dsl_tau) for lag in lags]
+        winners: dict[tuple[int, float], list[dict]] = {}
+        dsl_grid = [(k, t) for k in ints(args.dsl_k) for t in floats(args.dsl_tau)]
         for d in datasets:
             for c in conc:
                 key = f"{d}-c{c}"
                 sd = {k: mean_tpot(args.out / f"tune-sd-k{k}.json", f"{d}-tune", c)
                       for k in ints(args.sd_k)}
-                dsl = {ktl: dsl_tune_tpot(args.out, *ktl, f"{d}-tune", c)
-                       for ktl in dsl_grid}
+                dsl = {kt: dsl_tune_tpot(args.out, *kt, f"{d}-tune", c)
+                       for kt in dsl_grid}
                 sd = {k: v for k, v in sd.items() if v is not None}
-                dsl = {ktl: v for ktl, v in dsl.items() if v is not None}
+                dsl = {kt: v for kt, v in dsl.items() if v is not None}
                 sel = {"sd_k": min(sd, key=sd.get) if sd else None,
                        "dsl": list(min(dsl, key=dsl.get)) if dsl else None,
                        "tune_tpot_sd": sd,
-                       "tune_tpot_dsl": {dsl_name("", *ktl)[5:]: v
-                                         for ktl, v in dsl.items()}}
+                       "tune_tpot_dsl": {dsl_name("", *kt)[5:]: v
+                                         for kt, v in dsl.items()}}
                 selection[key] = sel
                 if sel["dsl"]:
                     winners.setdefault(tuple(sel["dsl"]), []).append(
@@ -345,9 +335,9 @@ def main(argv: list[str]) -> int:
         (args.out / "selection.json").write_text(json.dumps(
             {k: {**v, "tune_tpot_sd": {str(a): b for a, b in v["tune_tpot_sd"].items()}}
              for k, v in selection.items()}, indent=1))
-        cells = [{**base, "name": dsl_name("test", k, t, lag), "draft": draft, "k": k,
-                  "tau": t, "lag": lag, "workloads": w}
-                 for (k, t, lag), w in winners.items()]
+        cells = [{**base, "name": dsl_name("test", k, t), "draft": draft, "k": k,
+                  "tau": t, "workloads": w}
+                 for (k, t), w in winners.items()]
         run_cells(cells, args.out, args.parallel, prompts, CELL_ENV, gpus, datasets)
     return 0
 

@@ -20,7 +20,7 @@ def tpot_ms(cell: dict, extra_args: dict | None) -> float:
     tau = (extra_args or {}).get("draft_confidence_threshold", cell.get("tau"))
     if tau is None:
         return 2.0 - 0.1 * min(k, 3) + 0.05 * max(k - 3, 0)
-    return 1.6 + 0.01 * abs(k - 10) + abs(tau - 0.6) + 0.01 * (cell.get("lag", 1) - 1)
+    return 1.6 + 0.01 * abs(k - 10) + abs(tau - 0.6)
 
 
 def main(argv: list[str]) -> int:
@@ -29,6 +29,11 @@ def main(argv: list[str]) -> int:
     go = argv[argv.index("--go") + 1]
     cell = json.loads(Path(cell_file).read_text())
     if cell.get("fail"):
+        return 1
+    if "lag" in cell:
+        # cell.py would set speculative_config.draft_confidence_exit_lag,
+        # which vLLM no longer accepts: the engine fails to start.
+        print("unknown field draft_confidence_exit_lag", file=sys.stderr)
         return 1
     Path(ready).write_text("0")
     while not os.path.exists(go):

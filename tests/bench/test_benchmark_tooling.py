@@ -32,7 +32,7 @@ def bench(tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
          "--out", str(tmp_path / "out"), "--models", str(tmp_path),
          "--target", "t", "--draft", "d", "--max-tokens", "9",
          "--base-requests", "2", "--concurrency", "1,2", "--sd-k", "1-4",
-         "--dsl-k", "5,10", "--dsl-tau", "0.4,0.6", "--dsl-lag", "1,3",
+         "--dsl-k", "5,10", "--dsl-tau", "0.4,0.6",
          "--parallel", "4", *args],
         env={**os.environ, "DSL_BENCH_CELL": str(Path(__file__).parent / "fake_cell.py")},
         capture_output=True, text=True, timeout=300)
@@ -52,12 +52,14 @@ def test_tune_test_selection_and_lanes(two_gpu_run):
     for d in DATASETS:
         for c in (1, 2):
             assert sel[f"{d}-c{c}"]["sd_k"] == 3
-            assert sel[f"{d}-c{c}"]["dsl"] == [10, 0.6, 1]
+            assert sel[f"{d}-c{c}"]["dsl"] == [10, 0.6]
+            assert set(sel[f"{d}-c{c}"]["tune_tpot_dsl"]) == {
+                "k5-t0.4", "k5-t0.6", "k10-t0.4", "k10-t0.6"}
     # One file per cell, the per-GPU parts merged; each dataset on its GPU.
     names = {p.stem for p in out.glob("*.json")} - {"config", "selection"}
-    assert {"tune-target", "tune-sd-k4", "tune-dsl-k10", "tune-dsl-k10-lag3",
-            "tune-dsl-k4-t0.0", "tune-dsl-k4-t0.0-lag3",
-            "test-dsl-k10-t0.6"} <= names
+    assert names == {"tune-target", "tune-sd-k1", "tune-sd-k2", "tune-sd-k3",
+                     "tune-sd-k4", "tune-dsl-k5", "tune-dsl-k10",
+                     "tune-dsl-k4-t0.0", "test-dsl-k10-t0.6"}
     assert not [n for n in names if "@gpu" in n]
     home = {"sharegpt": "0", "humaneval": "1"}
     intervals: dict[str, list] = {"0": [], "1": []}
@@ -82,17 +84,66 @@ def test_sd_and_target_cells_run_the_tune_split_once(two_gpu_run):
     assert {v for k, v in reps.items() if k[0].endswith("-test")} == {2}
 
 
-def test_report_names_lags_and_goals(two_gpu_run):
-    out, _ = two_gpu_run
+def test_no_cell_sets_an_exit_lag(two_gpu_run):
+    """The engine no longer accepts draft_confidence_exit_lag: no cell may
+    carry a lag (the fake cell fails on one, as the engine would)."""
+    out, res = two_gpu_run
+    cells = [json.loads(p.read_text()) for p in (out / "work").glob("*.cell.json")]
+    assert cells and not [c["name"] for c in cells if "lag" in c]
+    assert "failed at start-up" not in res.stdout
+    assert "dsl_lag" not in json.loads((out / "config.json").read_text())
+
+
+def test_dsl_lag_option_is_gone(tmp_path):
+    res = bench(tmp_path, "--dsl-lag", "1,3", "--phase", "tune")
+    assert res.returncode == 2
+    assert "unrecognized arguments: --dsl-lag" in res.stderr
+
+
+def report(out: Path) -> tuple[str, dict]:
     res = subprocess.run([sys.executable, str(BENCH / "report.py"), str(out)],
                          capture_output=True, text=True, timeout=120)
     assert res.returncode == 0, res.stderr
-    report = (out / "report.md").read_text()
-    assert "| sharegpt | 1 | 2.010 | 3 |" in report
-    assert "(10, 0.6)" in report
-    assert "exit lag 1" in report and "exit lag 3" in report
-    summary = json.loads((out / "summary.json").read_text())
-    assert set(summary["goals"]["tau0_overhead"]) == {"1", "3"}
+    return ((out / "report.md").read_text(),
+            json.loads((out / "summary.json").read_text()))
+
+
+def test_report_names_selection_and_goals(two_gpu_run):
+    out, _ = two_gpu_run
+    text, summary = report(out)
+    assert "| sharegpt | 1 | 2.010 | 3 |" in text
+    # DSL's TPOT on the test split comes from the selected test cell.
+    assert "| (10, 0.6) | 1.608 |" in text
+    assert "lag" not in text
+    assert "- τ=0 bookkeeping overhead ≤ 1% (DSL τ=0 vs SD, K=4): mean" in text
+    # Four test-split points (two datasets x two concurrencies).
+    assert len(summary["goals"]["tau0_overhead"]) == 4
+
+
+def test_report_reads_a_folder_tuned_with_an_exit_lag(two_gpu_run, tmp_path):
+    """Committed results from before the lag's removal select (K, tau, lag),
+    and a lag other than 1 named the test cell ``-lag<L>``."""
+    out, _ = two_gpu_run
+    old = tmp_path / "old"
+    old.mkdir()
+    for p in out.glob("*.json"):
+        (old / p.name).write_bytes(p.read_bytes())
+    # ShareGPT selected lag 3 (a test cell twice as slow), HumanEval lag 1.
+    lag3 = json.loads((old / "test-dsl-k10-t0.6.json").read_text())
+    for r in lag3["results"]:
+        for q in r["requests"]:
+            q["tpot"] *= 2
+    (old / "test-dsl-k10-t0.6-lag3.json").write_text(json.dumps(lag3))
+    cfg = json.loads((old / "config.json").read_text())
+    (old / "config.json").write_text(json.dumps({**cfg, "dsl_lag": "1,3"}))
+    sel = json.loads((old / "selection.json").read_text())
+    for key, v in sel.items():
+        v["dsl"] = [10, 0.6, 3 if key.startswith("sharegpt") else 1]
+    (old / "selection.json").write_text(json.dumps(sel))
+    text, summary = report(old)
+    assert "| sharegpt | 1 | 2.010 | 3 | 1.708 | (10, 0.6, lag 3) | 3.216 |" in text
+    assert "| humaneval | 1 | 2.010 | 3 | 1.708 | (10, 0.6) | 1.608 |" in text
+    assert len(summary["goals"]["tau0_overhead"]) == 4
 
 
 def test_unknown_arm_is_one_clear_error(tmp_path):
@@ -102,10 +153,10 @@ def test_unknown_arm_is_one_clear_error(tmp_path):
     assert not list((tmp_path / "out").glob("tune-*.json"))
 
 
-def test_dsl_names_keep_lag_one_unsuffixed():
+def test_dsl_names():
     assert run.dsl_name("tune", 5) == "tune-dsl-k5"
     assert run.dsl_name("test", 10, 0.6) == "test-dsl-k10-t0.6"
-    assert run.dsl_name("tune", 4, 0.0, 3) == "tune-dsl-k4-t0.0-lag3"
+    assert run.dsl_name("tune", 4, 0.0) == "tune-dsl-k4-t0.0"
 
 
 def test_lanes_split_workloads_by_dataset():

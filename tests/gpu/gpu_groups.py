@@ -17,12 +17,10 @@ def draft_name() -> str:
     return os.environ.get("DSL_GPU_DRAFT", "smollm2-l4-kd")
 
 
-def spec(k: int, tau: float | None = None, lag: int = 1) -> dict:
+def spec(k: int, tau: float | None = None) -> dict:
     s = {"method": "draft_model", "model": draft_name(), "num_speculative_tokens": k}
     if tau is not None:
         s["draft_confidence_threshold"] = tau
-    if lag != 1:
-        s["draft_confidence_exit_lag"] = lag
     return s
 
 
@@ -88,7 +86,6 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         [
             case("dsl_t0.3_k2", spec(2, 0.3)),
             case("dsl_t0.9_k8", spec(8, 0.9)),
-            case("dsl_t0.9_k8_lag3", spec(8, 0.9, lag=3)),
             case("sd_k8", spec(8)),
         ],
     ),
@@ -112,7 +109,7 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         V2,
         [
             case("dsl_t0.6_k5_trim", spec(K, TAU) | TRIM, ("greedy", "stress")),
-            case("dsl_t0.9_k8_lag3_trim", spec(8, 0.9, lag=3) | TRIM),
+            case("dsl_t0.9_k8_trim", spec(8, 0.9) | TRIM),
         ],
     ),
     "v2-async-synccheck": (
@@ -188,7 +185,7 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
 
 # Tensor parallelism over two GPUs (DSL_GPU_TP=2 on a host with two): the
 # exit flag must give every rank the same loop length (no hang, no
-# divergence), also with a threshold that exits often and a longer lag.
+# divergence), also with a threshold that exits often.
 if int(os.environ.get("DSL_GPU_TP", "1")) >= 2:
     GROUPS["v2-tp2"] = (
         V2,
@@ -200,7 +197,7 @@ if int(os.environ.get("DSL_GPU_TP", "1")) >= 2:
                 ("greedy", "stress"),
                 tensor_parallel_size=2,
             ),
-            case("dsl_t0.9_k8_lag3", spec(8, 0.9, lag=3), tensor_parallel_size=2),
+            case("dsl_t0.9_k8", spec(8, 0.9), tensor_parallel_size=2),
         ],
     )
 

@@ -25,12 +25,11 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
         ("v2-async", "dsl_t0.6_k5", "v2-async"),
         ("v2-async-grid", "dsl_t0.3_k2", "v2-async"),
         ("v2-async-grid", "dsl_t0.9_k8", "v2-async"),
-        ("v2-async-grid", "dsl_t0.9_k8_lag3", "v2-async"),
         ("v2-tau0", "dsl_t0_k5", "v2-async"),
         ("v2-eager", "dsl_t0.6_k5", "v2-eager"),
         ("v2-sync", "dsl_t0.6_k5", "v2-async"),
         ("v2-async-trim", "dsl_t0.6_k5_trim", "v2-async"),
-        ("v2-async-trim", "dsl_t0.9_k8_lag3_trim", "v2-async"),
+        ("v2-async-trim", "dsl_t0.9_k8_trim", "v2-async"),
         ("v1-async", "dsl_t0.6_k5", "v1-async"),
         ("v1-async", "dsl_t0.6_k5_trim", "v1-async"),
         ("v1-sync", "dsl_t0.6_k5", "v1-async"),
@@ -104,8 +103,9 @@ def test_per_request_overrides_cut_drafts(engine_groups, prompts):
 def test_device_loop_runs_exactly_the_needed_steps(engine_groups, prompts, group, name):
     """With FULL graphs the draft decode steps run as one device-side loop:
     it is launched, and in every propose() the draft forwards (first pass
-    included) equal the largest drafted count over the rows (no lag steps,
-    none cut short); the engine's forward metric agrees with the count."""
+    included) equal the largest drafted count over the rows (no steps past
+    the exit, none cut short); the engine's forward metric agrees with the
+    count."""
     r = ok(results(engine_groups, prompts, group)[name])
     loop = r["device_loop"]
     assert loop["launches"] > 0, "the device-side draft loop never ran"
@@ -129,30 +129,6 @@ def test_device_loop_runs_exactly_the_needed_steps(engine_groups, prompts, group
     )
 
 
-@pytest.mark.gpu_groups("v2-async-grid")
-def test_exit_lag_does_not_change_the_device_loop(engine_groups, prompts):
-    """The device-side loop reads no lagged flag: draft_confidence_exit_lag =
-    3 runs the same forwards as lag 1 (within 2%), fewer than SD, with the
-    same drafted and accepted tokens."""
-    res = results(engine_groups, prompts, "v2-async-grid")
-    sd, lag1, lag3 = (ok(res[n]) for n in ("sd_k8", "dsl_t0.9_k8", "dsl_t0.9_k8_lag3"))
-
-    def per_draft(r: dict, key: str) -> float:
-        return r["counters"].get(key, 0) / r["counters"]["vllm:spec_decode_num_drafts"]
-
-    fwd = [
-        r["draft_forwards"] / r["counters"]["vllm:spec_decode_num_drafts"]
-        for r in (lag1, lag3, sd)
-    ]
-    assert abs(fwd[0] - fwd[1]) <= 0.02 * fwd[1] and fwd[1] < 0.8 * fwd[2], fwd
-    for key in (
-        "vllm:spec_decode_num_draft_tokens",
-        "vllm:spec_decode_num_accepted_tokens",
-    ):
-        a, b = per_draft(lag1, key), per_draft(lag3, key)
-        assert abs(a - b) <= 0.02 * max(a, b), (key, a, b)
-
-
 @pytest.mark.gpu_groups("v1-async", "v1-sync")
 def test_v1_async_reports_drafted_lengths(engine_groups, prompts):
     """Under V1 async scheduling the scheduler counts what the drafter really
@@ -170,7 +146,7 @@ def test_v1_async_reports_drafted_lengths(engine_groups, prompts):
 
 
 @pytest.mark.skipif("v2-tp2" not in GROUPS, reason="needs DSL_GPU_TP=2 (two GPUs)")
-@pytest.mark.parametrize("name", ["dsl_t0.6_k5", "dsl_t0.9_k8_lag3"])
+@pytest.mark.parametrize("name", ["dsl_t0.6_k5", "dsl_t0.9_k8"])
 def test_tensor_parallel_greedy_token_identical(engine_groups, prompts, name):
     """TP = 2 (V2 runner, async scheduling, CUDA graphs): DSL is
     token-identical to TP = 2 target-only (TP = 1 may differ: another
@@ -219,8 +195,9 @@ def test_v2_async_trim_verifies_fewer_slots_with_the_same_drafts(
     plain = ok(results(engine_groups, prompts, "v2-async")["dsl_t0.6_k5"])
     trim_res = results(engine_groups, prompts, "v2-async-trim")
     trim = ok(trim_res["dsl_t0.6_k5_trim"])
-    lag3_trim = ok(trim_res["dsl_t0.9_k8_lag3_trim"])
-    lag3 = ok(results(engine_groups, prompts, "v2-async-grid")["dsl_t0.9_k8_lag3"])
+    # A threshold that exits often, with and without the trim.
+    k8_trim = ok(trim_res["dsl_t0.9_k8_trim"])
+    k8 = ok(results(engine_groups, prompts, "v2-async-grid")["dsl_t0.9_k8"])
     sync = ok(results(engine_groups, prompts, "v2-sync")["dsl_t0.6_k5"])
 
     slots = trim["verify_slots"]
@@ -234,8 +211,8 @@ def test_v2_async_trim_verifies_fewer_slots_with_the_same_drafts(
         assert slots["verified"] <= slots["scheduled"], slots
     else:
         assert slots["verified"] < 0.8 * slots["scheduled"], slots
-        lag3_slots = lag3_trim["verify_slots"]
-        assert lag3_slots["verified"] < lag3_slots["scheduled"], lag3_slots
+        k8_slots = k8_trim["verify_slots"]
+        assert k8_slots["verified"] < k8_slots["scheduled"], k8_slots
     assert sync["verify_slots"]["verified"] == sync["verify_slots"]["scheduled"]
     assert_same_per_draft(plain["counters"], trim["counters"])
-    assert_same_per_draft(lag3["counters"], lag3_trim["counters"])
+    assert_same_per_draft(k8["counters"], k8_trim["counters"])
