@@ -103,20 +103,10 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         ],
     ),
     "v2-sync": (V2, [case("dsl_t0.6_k5", spec(K, TAU), async_scheduling=False)]),
-    # The worker-side trim of the exits the draft loop has read, every step
-    # ("always"; the v2-async DSL case runs the default "auto").
-    "v2-async-trim": (
-        V2,
-        [
-            case("dsl_t0.6_k5_trim", spec(K, TAU) | TRIM, ("greedy", "stress")),
-            case("dsl_t0.9_k8_trim", spec(8, 0.9) | TRIM),
-        ],
-    ),
     "v2-async-synccheck": (
         V2 | SYNC_CHECK,
         [
             case("dsl_t0.6_k5", spec(K, TAU)),
-            case("dsl_t0.6_k5_trim", spec(K, TAU) | TRIM),
         ],
     ),
     "v1-async": (

@@ -28,8 +28,6 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
         ("v2-tau0", "dsl_t0_k5", "v2-async"),
         ("v2-eager", "dsl_t0.6_k5", "v2-eager"),
         ("v2-sync", "dsl_t0.6_k5", "v2-async"),
-        ("v2-async-trim", "dsl_t0.6_k5_trim", "v2-async"),
-        ("v2-async-trim", "dsl_t0.9_k8_trim", "v2-async"),
         ("v1-async", "dsl_t0.6_k5", "v1-async"),
         ("v1-async", "dsl_t0.6_k5_trim", "v1-async"),
         ("v1-sync", "dsl_t0.6_k5", "v1-async"),
@@ -184,35 +182,12 @@ def test_v1_async_trim_keeps_drafts_and_acceptance(engine_groups, prompts):
     )
 
 
-@pytest.mark.gpu_groups("v2-async", "v2-async-trim", "v2-async-grid", "v2-sync")
-def test_v2_async_trim_verifies_fewer_slots_with_the_same_drafts(
-    engine_groups, prompts
-):
-    """V2, async scheduling: with the trim on every step, the target verifies
-    fewer draft slots than were scheduled (K per request), and drafts and
-    accepts what the untrimmed engine does. Sync scheduling verifies exactly
-    what it schedules (the scheduler only got drafted slots)."""
-    plain = ok(results(engine_groups, prompts, "v2-async")["dsl_t0.6_k5"])
-    trim_res = results(engine_groups, prompts, "v2-async-trim")
-    trim = ok(trim_res["dsl_t0.6_k5_trim"])
-    # A threshold that exits often, with and without the trim.
-    k8_trim = ok(trim_res["dsl_t0.9_k8_trim"])
-    k8 = ok(results(engine_groups, prompts, "v2-async-grid")["dsl_t0.9_k8"])
-    sync = ok(results(engine_groups, prompts, "v2-sync")["dsl_t0.6_k5"])
-
-    slots = trim["verify_slots"]
-    assert slots["scheduled"] > 0, "verify slots were not counted"
-    # Never below what was drafted: every drafted token is verified.
-    drafted = trim["counters"]["vllm:spec_decode_num_draft_tokens"]
-    assert slots["verified"] >= drafted, (slots, drafted)
-    # The device-side loop tells the host no exit, so the worker-side trim
-    # has no bound below K on graphed steps: it trims only eager steps.
-    if trim["device_loop"]["launches"] > 0:
-        assert slots["verified"] <= slots["scheduled"], slots
-    else:
-        assert slots["verified"] < 0.8 * slots["scheduled"], slots
-        k8_slots = k8_trim["verify_slots"]
-        assert k8_slots["verified"] < k8_slots["scheduled"], k8_slots
-    assert sync["verify_slots"]["verified"] == sync["verify_slots"]["scheduled"]
-    assert_same_per_draft(plain["counters"], trim["counters"])
-    assert_same_per_draft(k8["counters"], k8_trim["counters"])
+@pytest.mark.gpu_groups("v2-async", "v2-sync")
+def test_v2_verifies_what_it_schedules(engine_groups, prompts):
+    """V2 has no worker-side trim: under async scheduling the target
+    verifies every scheduled slot (K per request, exited ones rejected), and
+    under sync scheduling the scheduler only got the drafted slots."""
+    for group in ("v2-async", "v2-sync"):
+        slots = ok(results(engine_groups, prompts, group)["dsl_t0.6_k5"])["verify_slots"]
+        assert slots["scheduled"] > 0, "verify slots were not counted"
+        assert slots["verified"] == slots["scheduled"], (group, slots)

@@ -42,7 +42,6 @@ SIGMAS = 4.0
         ("v2-async", "dsl_t0.6_k5"),
         ("v1-async", "dsl_t0.6_k5"),
         ("v1-async", "dsl_t0.6_k5_trim"),
-        ("v2-async-trim", "dsl_t0.6_k5_trim"),
         pytest.param("v2-tp2", "dsl_t0.6_k5", marks=TP2),
     ],
 )
