@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Usage: scripts/check-series.sh [--keep DIR] [--no-prefix-tests] [--jobs N]
-#                                [--last-prefix-tests-elsewhere]
+#                                [--last-prefix-tests-elsewhere] [--no-cache]
 #
 # Series integrity, on a scratch clone of vllm/ (vllm/'s own work tree is not used):
 #   1. patches/series applies in order on a clean pinned base (git am --3way)
@@ -13,6 +13,10 @@
 #      prefixes run side by side in separate work trees, --jobs at a time)
 #   6. every maintained variant (patches-variants/<version>/) was generated from the
 #      current patches/ (regenerate: scripts/rebase.sh --onto <version>)
+# A prefix that passed step 5 before with the same inputs is not run again: the result
+# is kept under $DSL_CACHE/prefix-results, keyed on the prefix's git tree, the build
+# venv and the harness (this script, scripts/lib/, tests/upstream/). Appending a patch
+# then re-checks only the new prefix; changing one re-checks it and every later prefix.
 # Prints one PASS/FAIL line per check and exits 1 if any failed.
 #
 #   --keep DIR          clone into DIR and keep it (fastcheck runs vLLM's tests there)
@@ -21,15 +25,17 @@
 #   --last-prefix-tests-elsewhere
 #                       do not run the last prefix's own tests (its imports are still
 #                       checked): fastcheck's stage (b) runs them on the same tree
+#   --no-cache          re-run every prefix, even one that passed with the same inputs
 source "$(dirname "$0")/lib/common.sh"
 handle_help "$@"
-dir="" prefix_tests=1 jobs=$(nproc) last_in_b=0
+dir="" prefix_tests=1 jobs=$(nproc) last_in_b=0 use_cache=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --keep) dir=${2:-}; shift 2 || die "--keep needs a directory" ;;
     --no-prefix-tests) prefix_tests=0; shift ;;
     --jobs) jobs=${2:-}; shift 2 || die "--jobs needs a number" ;;
     --last-prefix-tests-elsewhere) last_in_b=1; shift ;;
+    --no-cache) use_cache=0; shift ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
@@ -126,6 +132,32 @@ prefix_check() {
   fi
 }
 
+# Passing prefix results, by inputs: the prefix's tree, the venv, the harness and the
+# options that change what a prefix runs.
+cache_dir=$DSL_CACHE/prefix-results
+harness_key=$( { echo "$VENV_DIR $prefix_tests"
+  cat "$0" "$ROOT"/scripts/lib/*.sh "$ROOT"/scripts/lib/junit_summary.py
+  find "$ROOT/tests/upstream" -type f | sort | xargs cat; } | sha256sum | cut -c1-16)
+# cached_check I LANE OUT: prefix_check, or the stored result of a run with the same
+# inputs that passed; stores a result that passed. The last prefix under
+# --last-prefix-tests-elsewhere runs no tests here: it is neither read nor stored.
+cached_check() {
+  local i=$1 label="prefix $(($1 + 1))/$n" key=""
+  if [[ $use_cache == 1 && ( $last_in_b == 0 || $i != $((n - 1)) ) ]]; then
+    key="$cache_dir/$harness_key-$(git -C "$dir" rev-parse "${commits[$i]}^{tree}").res"
+  fi
+  if [[ -n "$key" && -s "$key" ]]; then
+    sed -e "s|@PREFIX@|$label|" -e 's/$/ [cached: this tree passed before]/' "$key"
+    return 0
+  fi
+  prefix_check "$@" >"$3.res.tmp"
+  cat "$3.res.tmp"
+  if [[ -n "$key" ]] && ! grep -q '^FAIL' "$3.res.tmp"; then
+    mkdir -p "$cache_dir"
+    sed "s|$label|@PREFIX@|" "$3.res.tmp" >"$key.tmp$$" && mv "$key.tmp$$" "$key"
+  fi
+}
+
 # The prefixes run in $jobs lanes side by side (each lane a work tree of its own, with
 # the kernels linked in), each lane taking the next unchecked prefix; the results are
 # printed in series order once all are done (progress goes to stderr).
@@ -149,7 +181,7 @@ for ((l = 0; l < jobs && l < n; l++)); do
   link_kernels "$VLLM_DIR" "$lane"
   (
     while i=$(take) && [[ -n "$i" ]]; do
-      prefix_check "$i" "$lane" "$junit_dir/p$i" >"$junit_dir/p$i.res"
+      cached_check "$i" "$lane" "$junit_dir/p$i" >"$junit_dir/p$i.res"
       printf '  prefix %d/%d checked (%ds): %s\n' $((i + 1)) "$n" $((SECONDS - t0)) \
         "$(grep -c '^FAIL' "$junit_dir/p$i.res" | sed 's/^0$/ok/; s/^[1-9].*/FAILED/')" >&2
     done

@@ -606,6 +606,7 @@ def test_check_series_catches_a_prefix_that_breaks_its_own_tests_in_lanes(tmp_pa
     commit(repo, "[Doc] x", {"docs/x.md": "x\n"})
     env = dict(ENV, VLLM_DIR=str(repo), PATCH_DIR=str(tmp_path / "patches"),
                VARIANTS_ROOT=str(tmp_path / "variants"), DSL_OFFLINE_GIT="1",
+               DSL_CACHE=str(tmp_path / "cache"),
                VENV_DIR=str(Path(sys.executable).parent.parent))
     run("export.sh", env)
     proc = run("check-series.sh", env, "--jobs", "2", ok=False)
@@ -618,3 +619,54 @@ def test_check_series_catches_a_prefix_that_breaks_its_own_tests_in_lanes(tmp_pa
     assert "PASS  prefix 3/4 tests: 1 passed, 0 failed" in proc.stdout
     assert "PASS  prefix 4/4 changes documentation only" in proc.stdout
     assert "series check: " in proc.stdout and ", 1 failed" in proc.stdout
+
+
+def test_check_series_reuses_a_prefix_result_only_for_the_same_tree(tmp_path):
+    """A prefix that passed with the same tree, venv and harness is not run again;
+    changing a patch re-runs that prefix and every later one; --no-cache re-runs
+    all. A failing prefix is never stored."""
+    repo = tmp_path / "vllm"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "dsl")
+    git(repo, "config", "user.name", "Test Dev")
+    git(repo, "config", "user.email", "dev@example.com")
+    commit(repo, "base", {
+        "vllm/__init__.py": "",
+        "vllm/platforms/__init__.py":
+            "class _P:\n    def is_cpu(self):\n        return False\n\n\ncurrent_platform = _P()\n",
+    }, signoff=False)
+    git(repo, "tag", BASE_TAG)
+    commit(repo, "[Core] add x", {"vllm/x.py": "def f():\n    return 1\n",
+                                  "tests/test_x.py": "from vllm.x import f\n\n\ndef test_f():\n"
+                                                     "    assert f() == 1\n"})
+    commit(repo, "[Core] add y", {"vllm/y.py": "Y = 1\n",
+                                  "tests/test_y.py": "def test_y():\n    pass\n"})
+    env = dict(ENV, VLLM_DIR=str(repo), PATCH_DIR=str(tmp_path / "patches"),
+               VARIANTS_ROOT=str(tmp_path / "variants"), DSL_OFFLINE_GIT="1",
+               DSL_CACHE=str(tmp_path / "cache"),
+               VENV_DIR=str(Path(sys.executable).parent.parent))
+    run("export.sh", env)
+
+    def cached(proc):
+        return [ln.split(" prefix ")[1].split("/")[0] for ln in proc.stdout.splitlines()
+                if "tests:" in ln and "[cached" in ln]
+
+    first = run("check-series.sh", env, "--jobs", "1")
+    assert cached(first) == []
+    second = run("check-series.sh", env, "--jobs", "1")
+    assert cached(second) == ["1", "2"], second.stdout
+    assert "PASS  prefix 2/2 tests: 1 passed, 0 failed" in second.stdout
+    # Change the second patch so that its own test fails: only prefix 2 re-runs,
+    # and its failure is not stored.
+    git(repo, "checkout", "-q", "HEAD~1")
+    commit(repo, "[Core] add y", {"vllm/y.py": "Y = 1\n",
+                                  "tests/test_y.py": "def test_y():\n    assert False\n"})
+    git(repo, "branch", "-f", "dsl", "HEAD")
+    git(repo, "checkout", "-q", "dsl")
+    run("export.sh", env)
+    third = run("check-series.sh", env, "--jobs", "1", ok=False)
+    assert third.returncode == 1
+    assert cached(third) == ["1"], third.stdout
+    assert "FAIL  prefix 2/2: its tests fail" in third.stdout
+    fourth = run("check-series.sh", env, "--jobs", "1", "--no-cache", ok=False)
+    assert cached(fourth) == [] and "FAIL  prefix 2/2: its tests fail" in fourth.stdout

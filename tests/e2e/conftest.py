@@ -4,8 +4,6 @@ Env:
   DSL_E2E_PROMPTS      prompts per case (default 16: 8 ShareGPT + 8 HumanEval, test split)
   DSL_E2E_MAX_TOKENS   tokens generated per prompt (default 64)
   DSL_E2E_FULL=1       the full DSL grid (tau x K, 9 engines) instead of its diagonal
-  DSL_E2E_STRICT_METRICS=1  fail (not warn) when the engine's early-exit counter
-                       misses early exits that the per-request counts show
   FIXTURES_DIR         where scripts/fixtures.sh built the fixtures
 """
 
