@@ -270,6 +270,38 @@ def test_upstream_pr_doc_is_generated_and_current():
     )
 
 
+def _pr_doc_root(tmp_path, template: str) -> Path:
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "upstream-pr.template.md").write_text(template)
+    (tmp_path / "patches").mkdir()
+    (tmp_path / "patches" / "series").write_text("")
+    return tmp_path
+
+
+def test_pr_doc_takes_the_newest_gpu_run_that_has_a_table(tmp_path):
+    import pr_doc
+
+    root = _pr_doc_root(tmp_path, "## Tests\n\n{{GPU_RESULTS}}\n")
+    for name, text in (("2026-01-01", "# run\n\n| a | b |\n| --- | --- |\n| 1 | 2 |\n\nafter\n"),
+                       ("2026-02-01", "# a newer run, prose only\n")):
+        (root / "tests" / "gpu" / "results" / name).mkdir(parents=True)
+        (root / "tests" / "gpu" / "results" / name / "README.md").write_text(text)
+    doc = pr_doc.build(root)
+    assert "From `tests/gpu/results/2026-01-01/README.md`" in doc
+    assert "| 1 | 2 |" in doc and "after" not in doc
+
+
+@pytest.mark.parametrize("template", [
+    "## Purpose\n\n## Design\n\ntext\n",
+    "## Tests\n\nFrom `x/README.md`:\n\n\n## Benchmark\n\ntext\n",
+])
+def test_pr_doc_refuses_an_empty_section(tmp_path, template):
+    import pr_doc
+
+    with pytest.raises(ValueError, match="empty section"):
+        pr_doc.build(_pr_doc_root(tmp_path, template))
+
+
 def test_mypy_filter_keeps_only_errors_the_series_introduces():
     import upstream_hooks
 

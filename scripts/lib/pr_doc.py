@@ -29,13 +29,19 @@ def series_table(root: Path) -> str:
 
 
 def gpu_results(root: Path) -> str:
-    """The results table of the newest committed GPU run."""
-    runs = sorted((root / "tests" / "gpu" / "results").glob("*/README.md"))
-    if not runs:
-        return "_No GPU run committed yet._"
-    text = runs[-1].read_text()
-    table = [line for line in text.splitlines() if line.startswith("|")]
-    return f"From `{runs[-1].relative_to(root)}`:\n\n" + "\n".join(table)
+    """The results table of the newest committed GPU run that has one (the first
+    table of its README)."""
+    for run in sorted((root / "tests" / "gpu" / "results").glob("*/README.md"),
+                      reverse=True):
+        table = []
+        for line in run.read_text().splitlines():
+            if line.startswith("|"):
+                table.append(line)
+            elif table:
+                break
+        if table:
+            return f"From `{run.relative_to(root)}`:\n\n" + "\n".join(table)
+    return "_No GPU run with a results table committed yet._"
 
 
 def _benchmark_reports(root: Path) -> list[Path]:
@@ -71,12 +77,18 @@ def benchmark_summary(root: Path) -> str:
 
 def build(root: Path) -> str:
     text = (root / "docs" / "upstream-pr.template.md").read_text()
-    return (
+    doc = (
         text.replace("{{SERIES}}", series_table(root))
         .replace("{{GPU_RESULTS}}", gpu_results(root))
         .replace("{{BENCHMARK_STATUS}}", benchmark_status(root))
         .replace("{{BENCHMARK}}", benchmark_summary(root))
     )
+    empty = [m.group(1) for m in re.finditer(r"^(## .+)\n\s*(?=^## |\Z)", doc, re.M)]
+    empty += [m.group(0).strip() for m in re.finditer(r"^From `[^`]+`:\s*$\n\s*\n(?=\s*(## |\Z))",
+                                                       doc, re.M)]
+    if empty:
+        raise ValueError(f"empty section(s) in the PR description: {empty}")
+    return doc
 
 
 def main(argv: list[str]) -> int:
