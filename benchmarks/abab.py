@@ -28,7 +28,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cell import engine_args, run_workload  # noqa: E402
-from profile_step import parse_arm  # noqa: E402
+from profile_step import add_model_args, parse_arm  # noqa: E402
 from run import load_prompts, model_path, num_requests  # noqa: E402
 
 # Two-sided 95% Student t quantiles by degrees of freedom.
@@ -53,11 +53,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--models", required=True)
-    ap.add_argument("--target", default="smollm2-135m")
-    ap.add_argument("--draft", default="smollm2-l4-kd")
-    ap.add_argument("--prompts", required=True, type=Path)
-    ap.add_argument("--dataset", default="sharegpt-test")
+    add_model_args(ap, dataset="sharegpt-test")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--arms", default="sd4,dsl4t0")
     ap.add_argument("--concurrency", default="1,8")

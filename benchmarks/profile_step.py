@@ -46,6 +46,16 @@ LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch",
             "cudaEventRecord", "cudaEventSynchronize", "cudaStreamSynchronize")
 
 
+def add_model_args(ap: argparse.ArgumentParser, dataset: str) -> None:
+    """The model pair and prompts options ``profile_step.py`` and ``abab.py``
+    share."""
+    ap.add_argument("--models", required=True)
+    ap.add_argument("--target", default="smollm2-135m")
+    ap.add_argument("--draft", default="smollm2-l4-kd")
+    ap.add_argument("--prompts", required=True, type=Path)
+    ap.add_argument("--dataset", default=dataset)
+
+
 def parse_arm(name: str) -> dict:
     m = ARM.match(name)
     if m is None:
@@ -189,11 +199,7 @@ def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("--models", required=True)
-    ap.add_argument("--target", default="smollm2-135m")
-    ap.add_argument("--draft", default="smollm2-l4-kd")
-    ap.add_argument("--prompts", required=True, type=Path)
-    ap.add_argument("--dataset", default="sharegpt-tune")
+    add_model_args(ap, dataset="sharegpt-tune")
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--arms", default="target,sd4,dsl4t0")
     ap.add_argument("--concurrency", type=int, default=1)

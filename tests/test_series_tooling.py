@@ -580,22 +580,37 @@ def test_recorded_fixups_name_patches_of_the_series():
         assert (entry / "preimage").is_file() and (entry / "postimage").is_file(), entry
 
 
-def test_check_series_catches_a_prefix_that_breaks_its_own_tests_in_lanes(tmp_path):
-    """Issue #20: the per-prefix stage runs its prefixes side by side (--jobs) and
-    still fails the one prefix whose own tests fail (fixed by a later patch, so only
-    the per-prefix run can see it); results come in series order."""
+def _tiny_vllm_repo(tmp_path: Path) -> Path:
+    """A git repo with a tiny stand-in for vLLM's tree at BASE_TAG: what
+    check-series imports and tests."""
     repo = tmp_path / "vllm"
     repo.mkdir()
     git(repo, "init", "-q", "-b", "dsl")
     git(repo, "config", "user.name", "Test Dev")
     git(repo, "config", "user.email", "dev@example.com")
-    # A tiny stand-in for vLLM's tree: what check-series imports and tests.
     commit(repo, "base", {
         "vllm/__init__.py": "",
         "vllm/platforms/__init__.py":
             "class _P:\n    def is_cpu(self):\n        return False\n\n\ncurrent_platform = _P()\n",
     }, signoff=False)
     git(repo, "tag", BASE_TAG)
+    return repo
+
+
+def _tiny_series_env(tmp_path: Path, repo: Path) -> dict:
+    """The scripts' environment for the series of ``repo``, with every cache and
+    output under ``tmp_path`` and this interpreter's venv."""
+    return dict(ENV, VLLM_DIR=str(repo), PATCH_DIR=str(tmp_path / "patches"),
+                VARIANTS_ROOT=str(tmp_path / "variants"), DSL_OFFLINE_GIT="1",
+                DSL_CACHE=str(tmp_path / "cache"),
+                VENV_DIR=str(Path(sys.executable).parent.parent))
+
+
+def test_check_series_catches_a_prefix_that_breaks_its_own_tests_in_lanes(tmp_path):
+    """Issue #20: the per-prefix stage runs its prefixes side by side (--jobs) and
+    still fails the one prefix whose own tests fail (fixed by a later patch, so only
+    the per-prefix run can see it); results come in series order."""
+    repo = _tiny_vllm_repo(tmp_path)
     test_x = "from vllm.x import f\n\n\ndef test_f():\n    assert f() == 1\n"
     commit(repo, "[Core] add x", {"vllm/x.py": "def f():\n    return 1\n",
                                   "tests/test_x.py": test_x})
@@ -604,10 +619,7 @@ def test_check_series_catches_a_prefix_that_breaks_its_own_tests_in_lanes(tmp_pa
     commit(repo, "[Core] fix x", {"vllm/x.py": "def f():\n    return 1\n",
                                   "tests/test_y.py": "def test_y():\n    pass\n"})
     commit(repo, "[Doc] x", {"docs/x.md": "x\n"})
-    env = dict(ENV, VLLM_DIR=str(repo), PATCH_DIR=str(tmp_path / "patches"),
-               VARIANTS_ROOT=str(tmp_path / "variants"), DSL_OFFLINE_GIT="1",
-               DSL_CACHE=str(tmp_path / "cache"),
-               VENV_DIR=str(Path(sys.executable).parent.parent))
+    env = _tiny_series_env(tmp_path, repo)
     run("export.sh", env)
     proc = run("check-series.sh", env, "--jobs", "2", ok=False)
     assert proc.returncode == 1, proc.stdout + proc.stderr
@@ -625,26 +637,13 @@ def test_check_series_reuses_a_prefix_result_only_for_the_same_tree(tmp_path):
     """A prefix that passed with the same tree, venv and harness is not run again;
     changing a patch re-runs that prefix and every later one; --no-cache re-runs
     all. A failing prefix is never stored."""
-    repo = tmp_path / "vllm"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "dsl")
-    git(repo, "config", "user.name", "Test Dev")
-    git(repo, "config", "user.email", "dev@example.com")
-    commit(repo, "base", {
-        "vllm/__init__.py": "",
-        "vllm/platforms/__init__.py":
-            "class _P:\n    def is_cpu(self):\n        return False\n\n\ncurrent_platform = _P()\n",
-    }, signoff=False)
-    git(repo, "tag", BASE_TAG)
+    repo = _tiny_vllm_repo(tmp_path)
     commit(repo, "[Core] add x", {"vllm/x.py": "def f():\n    return 1\n",
                                   "tests/test_x.py": "from vllm.x import f\n\n\ndef test_f():\n"
                                                      "    assert f() == 1\n"})
     commit(repo, "[Core] add y", {"vllm/y.py": "Y = 1\n",
                                   "tests/test_y.py": "def test_y():\n    pass\n"})
-    env = dict(ENV, VLLM_DIR=str(repo), PATCH_DIR=str(tmp_path / "patches"),
-               VARIANTS_ROOT=str(tmp_path / "variants"), DSL_OFFLINE_GIT="1",
-               DSL_CACHE=str(tmp_path / "cache"),
-               VENV_DIR=str(Path(sys.executable).parent.parent))
+    env = _tiny_series_env(tmp_path, repo)
     run("export.sh", env)
 
     def cached(proc):
