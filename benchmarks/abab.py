@@ -13,7 +13,14 @@ arm the median TPOT, and per ratio its median, mean and a 95% t-interval
 over the rounds, with the spread of the first arm's own TPOT between rounds
 (the noise floor).
 
-Arms: ``target``, ``sd<K>``, ``dsl<K>t<tau>`` (as ``profile_step.py``).
+Arms: ``target``, ``sd<K>``, ``dsl<K>t<tau>`` (as ``profile_step.py``), or
+from a tune-split choice (``run.py --phase select``): with ``--selection
+FILE`` the arm ``sd*`` is the chosen SD K, ``dsl*`` the chosen DSL (K, tau)
+and ``dsl*t0`` DSL at tau 0 with SD's K (the bookkeeping overhead), all as
+chosen at ``--select-at`` (default ``<dataset>-c<first concurrency>``).
+Besides TPOT, each arm's tokens per engine step per request (the accepted
+length plus one) come from the requests' own step records; the engines'
+Prometheus counters are not per arm here (one registry per process).
 """
 
 from __future__ import annotations
@@ -49,6 +56,32 @@ def ci(values: list[float]) -> tuple[float, float, float]:
     return m, m - half, m + half
 
 
+def resolve_arms(names: list[str], selection: dict | None) -> list[str]:
+    """``sd*``, ``dsl*`` and ``dsl*t0`` replaced by the selection's choice."""
+    out = []
+    for name in names:
+        if "*" not in name:
+            out.append(name)
+            continue
+        if selection is None:
+            raise SystemExit(f"--arms: {name!r} needs --selection")
+        if selection.get("sd_k") is None or selection.get("dsl") is None:
+            raise SystemExit(f"--selection: no SD or DSL choice at this key for {name!r}")
+        k, tau = selection["dsl"]
+        sd_k = selection["sd_k"]
+        table = {"sd*": f"sd{sd_k}", "dsl*": f"dsl{k}t{tau:g}", "dsl*t0": f"dsl{sd_k}t0"}
+        if name not in table:
+            raise SystemExit(f"--arms: unknown arm {name!r} (sd*, dsl*, dsl*t0)")
+        out.append(table[name])
+    return list(dict.fromkeys(out))
+
+
+def tokens_per_step(requests: list[dict]) -> float:
+    """Mean tokens a request gets per engine step that gives it any."""
+    steps = sum(len(r["deltas"]) for r in requests)
+    return sum(sum(r["deltas"]) for r in requests) / steps if steps else float("nan")
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -61,9 +94,20 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--base-requests", type=int, default=16)
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--engine", default="{}", help="EngineArgs overrides, JSON")
+    ap.add_argument("--selection", type=Path,
+                    help="selection.json of run.py --phase select (for sd*, dsl*)")
+    ap.add_argument("--select-at", help="its key (default <dataset>-c<first c>)")
     args = ap.parse_args(argv)
-    arms = [parse_arm(a) for a in args.arms.split(",")]
     conc = [int(c) for c in args.concurrency.split(",")]
+    selection = None
+    if args.selection:
+        key = args.select_at or f"{args.dataset.rsplit('-', 1)[0]}-c{conc[0]}"
+        table = json.loads(args.selection.read_text())
+        if key not in table:
+            raise SystemExit(f"--select-at: {key!r} is not in {args.selection} "
+                             f"({', '.join(table)})")
+        selection = table[key]
+    arms = [parse_arm(a) for a in resolve_arms(args.arms.split(","), selection)]
     prompts = load_prompts(args.prompts, args.dataset, 1024)
 
     from vllm.v1.engine.llm_engine import LLMEngine
@@ -84,6 +128,8 @@ def main(argv: list[str]) -> int:
     init_s = time.perf_counter() - t0
 
     out: dict = {"arms": [a["name"] for a in arms], "dataset": args.dataset,
+                 "selection": selection, "engine": json.loads(args.engine),
+                 "target": args.target, "draft": args.draft,
                  "max_tokens": args.max_tokens, "rounds": args.rounds,
                  "init_s": init_s, "points": []}
     lines = []
@@ -91,6 +137,7 @@ def main(argv: list[str]) -> int:
         n = num_requests(c, args.base_requests)
         tpots: dict[str, list[float]] = {a["name"]: [] for a in arms}
         counters: dict[str, list[dict]] = {a["name"]: [] for a in arms}
+        per_step: dict[str, list[float]] = {a["name"]: [] for a in arms}
         for r in range(args.rounds):
             order = list(range(len(arms)))
             if r % 2:
@@ -101,9 +148,10 @@ def main(argv: list[str]) -> int:
                 vals = [x["tpot"] for x in res["requests"] if x["tpot"]]
                 tpots[arms[i]["name"]].append(1e3 * statistics.fmean(vals))
                 counters[arms[i]["name"]].append(res["counters"])
+                per_step[arms[i]["name"]].append(tokens_per_step(res["requests"]))
         base = arms[0]["name"]
         point = {"concurrency": c, "requests": n, "tpot_ms": tpots,
-                 "counters": counters, "ratios": {}}
+                 "counters": counters, "tokens_per_step": per_step, "ratios": {}}
         m, lo, hi = ci(tpots[base])
         noise = (max(tpots[base]) - min(tpots[base])) / statistics.median(tpots[base])
         lines.append(f"c={c} ({n} requests x {args.rounds} rounds): {base} "
@@ -117,7 +165,8 @@ def main(argv: list[str]) -> int:
                                           "mean": rm, "ci95": [rlo, rhi]}
             lines.append(f"  {a['name']:10} median {statistics.median(tpots[a['name']]):.3f}"
                          f" ms; TPOT / {base}: median {statistics.median(ratios):.4f}, "
-                         f"mean {rm:.4f} [95% CI {rlo:.4f}, {rhi:.4f}]")
+                         f"mean {rm:.4f} [95% CI {rlo:.4f}, {rhi:.4f}]; tokens/step "
+                         f"{statistics.fmean(per_step[a['name']]):.2f}")
         out["points"].append(point)
     out["summary"] = lines
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -11,7 +11,7 @@ side, and every comparison (arm against arm, tune against test) stays on one
 GPU. Measurement starts only once every engine of the wave is up on every
 GPU, so no start-up work overlaps a measurement.
 
-Phases (``--phase all`` runs both):
+Phases (``--phase all`` runs tune and test):
 
 - ``tune``: target-only and SD K in ``--sd-k`` on the tune and test splits;
   DSL on the tune split: one engine per K with engine tau 0 (never exits by itself) and each tau of ``--dsl-tau`` as
@@ -23,6 +23,8 @@ Phases (``--phase all`` runs both):
   split gets an engine configured with it, measured on the test split.
   SD's best K is chosen the same way from its tune-split runs (its test runs
   already exist). Writes ``test-*.json`` and ``selection.json``.
+- ``select``: only the choice of the test phase (``selection.json``), for a
+  measurement of the chosen arms by other means (``abab.py --selection``).
 
 Datasets: the fixtures' ShareGPT and HumanEval prompt files
 (``<dataset>-<split>.jsonl`` with ``prompt_token_ids``). Models: ``--target``
@@ -240,7 +242,8 @@ def main(argv: list[str]) -> int:
                     help="requests per workload at low concurrency")
     ap.add_argument("--reps", type=int, default=2)
     ap.add_argument("--parallel", type=int, default=8)
-    ap.add_argument("--phase", choices=["tune", "test", "all"], default="all")
+    ap.add_argument("--phase", choices=["tune", "test", "select", "all"],
+                    default="all")
     ap.add_argument("--engine", default="{}", help="JSON EngineArgs overrides")
     ap.add_argument("--gpus", default="",
                     help="comma-separated GPU ids; datasets are spread over them "
@@ -308,7 +311,7 @@ def main(argv: list[str]) -> int:
                       for k in ints(args.dsl_k)]
         run_cells(cells, args.out, args.parallel, prompts, CELL_ENV, gpus, datasets)
 
-    if args.phase in ("test", "all"):
+    if args.phase in ("test", "select", "all"):
         selection: dict[str, dict] = {}
         winners: dict[tuple[int, float], list[dict]] = {}
         dsl_grid = [(k, t) for k in ints(args.dsl_k) for t in floats(args.dsl_tau)]
@@ -335,6 +338,8 @@ def main(argv: list[str]) -> int:
         (args.out / "selection.json").write_text(json.dumps(
             {k: {**v, "tune_tpot_sd": {str(a): b for a, b in v["tune_tpot_sd"].items()}}
              for k, v in selection.items()}, indent=1))
+        if args.phase == "select":
+            return 0
         cells = [{**base, "name": dsl_name("test", k, t), "draft": draft, "k": k,
                   "tau": t, "workloads": w}
                  for (k, t), w in winners.items()]

@@ -1,57 +1,130 @@
-"""Distill a draft towards the target's next-token distribution (KL) on chat text.
+"""Distill a draft towards the target's next-token distribution (KL) and measure it.
 
     source $GPU_HOST_ROOT/env.sh && python3 scripts/gpu-host/distill.py   # ~60 s, H200
+    DATA=self NL=10 STEPS=800 python3 scripts/gpu-host/distill.py         # the strong draft
 
 Reads $GPU_HOST_ROOT/models/smollm2-135m and smollm2-l{NL} (scripts/gpu-host/build_models.py)
-and writes smollm2-l{NL}-kd.
-  TRAIN_JSON  a JSON list of conversations, each a list of {"role", "content"} messages
-              (default: models/train.json, staged by pack-offline.sh --with-train)
-  NL          draft layers (default 4)     STEPS  optimizer steps (default 600)
+and writes smollm2-l{NL}-kd (DATA=text) or smollm2-l{NL}-self (DATA=self), with
+distill.json beside the weights: the settings and the draft's greedy first-position
+acceptance against the target on the tune split (teacher-forced on the target's own greedy
+continuations: what greedy SD accepts at the first draft position), before and after.
+  TRAIN_JSON   a JSON list of conversations, each a list of {"role", "content"} messages
+               (default: models/train.json, staged by pack-offline.sh --with-train)
+  DATA         text: the conversations as they are (default);
+               self: the target's greedy continuations (256 tokens) of the conversations'
+               first user turns, SELF_PROMPTS (default 2048) of them
+  NL           draft layers (default 4)     STEPS  optimizer steps (default 600)
+  EVAL_PROMPTS fixture prompt file of the acceptance check
+               (default .gpu-bundles/prompts/sharegpt-tune.jsonl; 64 prompts, 128 tokens)
+Seeded (torch.manual_seed(0)): the same inputs give the same draft.
 """
 
+import json
 import os
 import time
 from pathlib import Path
 
 import torch
-from kd import chat_rows, kd_step, log_step
+from kd import (
+    chat_rows,
+    greedy_agreement,
+    greedy_continuations,
+    kd_step,
+    load_prompt_ids,
+    log_step,
+)
 from transformers import AutoModelForCausalLM, AutoTokenizer
 
 M = Path(os.environ.get("GPU_HOST_ROOT", "/tmp/gpuhost")) / "models"
 N = int(os.environ.get("NL", "4"))
 STEPS = int(os.environ.get("STEPS", "600"))
+DATA = os.environ.get("DATA", "text")
+SELF_PROMPTS = int(os.environ.get("SELF_PROMPTS", "2048"))
 TRAIN_JSON = Path(os.environ.get("TRAIN_JSON", M / "train.json"))
-L, B = 512, 32
+EVAL_PROMPTS = Path(
+    os.environ.get("EVAL_PROMPTS", ".gpu-bundles/prompts/sharegpt-tune.jsonl")
+)
+DEV = "cuda" if torch.cuda.is_available() else "cpu"
+L, B = (512, 32) if DEV == "cuda" else (64, 2)
+if DATA not in ("text", "self"):
+    raise SystemExit(f"DATA: {DATA!r} is not one of text, self")
+if not EVAL_PROMPTS.exists():
+    raise SystemExit(f"EVAL_PROMPTS: {EVAL_PROMPTS} does not exist (carry the prompts "
+                     "folder, .gpu-bundles/prompts, or set EVAL_PROMPTS)")
+OUT = M / f"smollm2-l{N}-{'kd' if DATA == 'text' else 'self'}"
+
+
+def self_rows(tok, tgt) -> torch.Tensor:
+    """The target's greedy continuations of the train conversations' first user turns
+    (prompt + continuation, concatenated) as [n, L] rows."""
+    prompts = []
+    for msgs in json.loads(TRAIN_JSON.read_text()):
+        user = next((m for m in msgs if m["role"] == "user"), None)
+        if user is None:
+            continue
+        x = tok.apply_chat_template([user], tokenize=True, add_generation_prompt=True)
+        prompts.append(list(x["input_ids"] if hasattr(x, "keys") else x)[-256:])
+        if len(prompts) == SELF_PROMPTS:
+            break
+    conts = greedy_continuations(tgt, prompts, 256 if DEV == "cuda" else 8,
+                                 tok.pad_token_id or 0, batch=512)
+    ids = [t for p, c in zip(prompts, conts) for t in p + c]
+    n = len(ids) // L
+    return torch.tensor(ids[: n * L]).view(n, L)
+
 
 t0 = time.time()
 torch.manual_seed(0)
 tok = AutoTokenizer.from_pretrained(M / "smollm2-135m")
-tgt = AutoModelForCausalLM.from_pretrained(
-    M / "smollm2-135m", torch_dtype=torch.bfloat16
-)
-tgt = tgt.cuda().eval()
-dr = AutoModelForCausalLM.from_pretrained(
-    M / f"smollm2-l{N}", torch_dtype=torch.float32
-)
-dr = dr.cuda().train()
+tgt = AutoModelForCausalLM.from_pretrained(M / "smollm2-135m", torch_dtype=torch.bfloat16)
+tgt = tgt.to(DEV).eval()
+dr = AutoModelForCausalLM.from_pretrained(M / f"smollm2-l{N}", torch_dtype=torch.float32)
+dr = dr.to(DEV)
+
+eval_prompts = load_prompt_ids(EVAL_PROMPTS, 64, 1024)
+eval_conts = greedy_continuations(tgt, eval_prompts, 128 if DEV == "cuda" else 8,
+                                  tok.pad_token_id or 0)
+# The check of the check: the target against its own continuations, unpadded (1.0 but
+# for bf16 ties and the left padding of the generation).
+self_check = greedy_agreement(tgt, eval_prompts, eval_conts)
+dr.eval()
+with torch.autocast(DEV, dtype=torch.bfloat16):
+    before = greedy_agreement(dr, eval_prompts, eval_conts)
+print(f"target self-agreement {self_check:.3f}; first-position acceptance before: "
+      f"{before:.3f} ({time.time() - t0:.0f}s)", flush=True)
+
+ids = chat_rows(tok, TRAIN_JSON, L) if DATA == "text" else self_rows(tok, tgt)
+n = len(ids)
+print(f"{n} rows of {L} tokens ({DATA}) {time.time() - t0:.0f}s", flush=True)
+dr.train()
 for p in dr.model.embed_tokens.parameters():
     p.requires_grad_(False)
-ids = chat_rows(tok, TRAIN_JSON, L)
-n = len(ids)
 opt = torch.optim.AdamW(
     [p for p in dr.parameters() if p.requires_grad], lr=1e-3, weight_decay=0.0
 )
 sch = torch.optim.lr_scheduler.OneCycleLR(
-    opt, max_lr=1e-3, total_steps=STEPS, pct_start=0.05
+    opt, max_lr=1e-3, total_steps=max(STEPS, 1), pct_start=0.05
 )
 for step in range(STEPS):
-    b = ids[torch.randint(0, n, (B,))].cuda()
+    b = ids[torch.randint(0, n, (B,))].to(DEV)
     with torch.no_grad():
         tl = tgt(b).logits.float()
-    with torch.autocast("cuda", dtype=torch.bfloat16):
+    with torch.autocast(DEV, dtype=torch.bfloat16):
         dl = dr(b).logits.float()
     loss = kd_step(opt, sch, dr.parameters(), dl, tl)
     if step % 100 == 0 or step == STEPS - 1:
         log_step("", step, loss, dl, tl, t0)
-dr.to(torch.bfloat16).save_pretrained(M / f"smollm2-l{N}-kd")
-tok.save_pretrained(M / f"smollm2-l{N}-kd")
+
+dr = dr.to(torch.bfloat16).eval()
+after = greedy_agreement(dr, eval_prompts, eval_conts)
+print(f"first-position acceptance after: {after:.3f} ({time.time() - t0:.0f}s)", flush=True)
+dr.save_pretrained(OUT)
+tok.save_pretrained(OUT)
+(OUT / "distill.json").write_text(json.dumps({
+    "draft_layers": N, "data": DATA, "steps": STEPS, "rows": n, "seq_len": L,
+    "batch": B, "self_prompts": SELF_PROMPTS if DATA == "self" else None,
+    "eval_prompts": str(EVAL_PROMPTS), "eval_tokens": sum(map(len, eval_conts)),
+    "target_self_agreement": self_check,
+    "first_position_acceptance": {"before": before, "after": after},
+    "seconds": round(time.time() - t0, 1),
+}, indent=1))

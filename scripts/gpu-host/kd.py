@@ -51,3 +51,50 @@ def log_step(prefix: str, step: int, loss, draft_logits, target_logits, t0: floa
         f"{time.time() - t0:.0f}s",
         flush=True,
     )
+
+
+def load_prompt_ids(path: Path, n: int, max_len: int) -> list[list[int]]:
+    """The first ``n`` prompts of a fixture prompt file (``prompt_token_ids`` per
+    JSON line) of at most ``max_len`` tokens."""
+    rows = [json.loads(x) for x in path.read_text().splitlines() if x.strip()]
+    ids = [r["prompt_token_ids"] for r in rows if len(r["prompt_token_ids"]) <= max_len]
+    return ids[:n]
+
+
+@torch.no_grad()
+def greedy_continuations(model, prompts: list[list[int]], new_tokens: int,
+                         pad_id: int, batch: int = 128) -> list[list[int]]:
+    """The model's greedy continuation (``new_tokens`` ids, no stop) of each prompt,
+    batched with left padding."""
+    dev = next(model.parameters()).device
+    out: list[list[int]] = []
+    for i in range(0, len(prompts), batch):
+        chunk = prompts[i : i + batch]
+        width = max(len(p) for p in chunk)
+        ids = torch.tensor([[pad_id] * (width - len(p)) + p for p in chunk], device=dev)
+        mask = torch.tensor(
+            [[0] * (width - len(p)) + [1] * len(p) for p in chunk], device=dev
+        )
+        gen = model.generate(
+            input_ids=ids, attention_mask=mask, max_new_tokens=new_tokens,
+            min_new_tokens=new_tokens, do_sample=False, pad_token_id=pad_id,
+        )
+        out.extend(gen[:, width:].tolist())
+    return out
+
+
+@torch.no_grad()
+def greedy_agreement(model, prompts: list[list[int]], continuations: list[list[int]]
+                     ) -> float:
+    """Teacher-forced on prompt + continuation, the share of continuation positions
+    at which ``model``'s argmax is the continuation's token. With a draft and the
+    target's greedy continuations this is greedy SD's first-position acceptance;
+    with a second copy of the target it is the copy's top-1 agreement."""
+    dev = next(model.parameters()).device
+    hit = total = 0
+    for p, c in zip(prompts, continuations):
+        ids = torch.tensor([p + c], device=dev)
+        pred = model(ids).logits[0, len(p) - 1 : -1].argmax(-1)
+        hit += int((pred == ids[0, len(p) :]).sum())
+        total += len(c)
+    return hit / max(total, 1)

@@ -166,3 +166,39 @@ def test_lanes_split_workloads_by_dataset():
     assert [w["prompts"] for w in lanes["0"][0]["workloads"]] == ["sharegpt-test"]
     assert lanes["1"][0]["name"] == "c@gpu1"
     assert run.lane_cells([cell], [], list(DATASETS)) == {"": [cell]}
+
+
+def test_select_phase_writes_the_choice_and_runs_no_test_cell(two_gpu_run, tmp_path):
+    out, _ = two_gpu_run
+    tune = tmp_path / "out"
+    tune.mkdir()
+    for p in out.glob("tune-*.json"):
+        (tune / p.name).write_bytes(p.read_bytes())
+    res = bench(tmp_path, "--phase", "select")
+    assert res.returncode == 0, res.stderr
+    sel = json.loads((tune / "selection.json").read_text())
+    assert sel["sharegpt-c1"]["sd_k"] == 3 and sel["sharegpt-c1"]["dsl"] == [10, 0.6]
+    assert not list(tune.glob("test-*.json")) and "[bench]" not in res.stdout
+
+
+def test_abab_arms_from_a_selection():
+    import abab
+
+    sel = {"sd_k": 3, "dsl": [10, 0.6]}
+    assert abab.resolve_arms(["sd*", "target", "dsl*", "dsl*t0"], sel) == [
+        "sd3", "target", "dsl10t0.6", "dsl3t0"]
+    # An arm named twice (explicitly and by the choice) gets one engine.
+    assert abab.resolve_arms(["sd3", "sd*"], sel) == ["sd3"]
+    with pytest.raises(SystemExit, match="needs --selection"):
+        abab.resolve_arms(["sd*"], None)
+    with pytest.raises(SystemExit, match="no SD or DSL choice"):
+        abab.resolve_arms(["dsl*"], {"sd_k": 3, "dsl": None})
+    with pytest.raises(SystemExit, match="unknown arm 'eagle\\*'"):
+        abab.resolve_arms(["eagle*"], sel)
+
+
+def test_abab_tokens_per_step_counts_steps_that_gave_tokens():
+    import abab
+
+    reqs = [{"deltas": [1, 3, 2]}, {"deltas": [4]}]
+    assert abab.tokens_per_step(reqs) == pytest.approx(10 / 4)
