@@ -166,6 +166,71 @@ def dsl_label(sel) -> str:
     return f"({k}, {t})" if not lag or lag[0] == 1 else f"({k}, {t}, lag {lag[0]})"
 
 
+def recommend(cells: dict, cfg: dict, sel: dict, datasets: list[str],
+              conc: list[int]) -> dict:
+    """Per dataset and concurrency band, the fastest arm on the tune split
+    (target-only, SD at its best K, DSL at its best (K, tau)) and the
+    ``--speculative-config`` that runs it (None: no speculation). A band runs
+    from a measured concurrency to the next one; the last is open-ended."""
+    draft = cfg["draft"]
+    if not Path(draft).is_absolute() and cfg.get("models"):
+        draft = str(Path(cfg["models"]) / draft)
+    out: dict[str, list[dict]] = {}
+    for d in datasets:
+        bands = []
+        cs = sorted(conc)
+        for i, c in enumerate(cs):
+            s = sel.get(f"{d}-c{c}", {})
+            cand: dict[str, tuple[float, dict | None]] = {}
+            t = tpot(cells.get("tune-target"), f"{d}-tune", c)
+            if t:
+                cand["target-only"] = (t, None)
+            for k, v in (s.get("tune_tpot_sd") or {}).items():
+                if v:
+                    cand[f"SD K={k}"] = (v, {"method": "draft_model", "model": draft,
+                                             "num_speculative_tokens": int(k)})
+            for name, v in (s.get("tune_tpot_dsl") or {}).items():
+                k, tau = name.removeprefix("k").split("-t")
+                if v:
+                    cand[f"DSL ({k}, {tau})"] = (v, {
+                        "method": "draft_model", "model": draft,
+                        "num_speculative_tokens": int(k),
+                        "draft_confidence_threshold": float(tau)})
+            if not cand:
+                continue
+            ranked = sorted(cand.items(), key=lambda kv: kv[1][0])
+            (arm, (best, spec)) = ranked[0]
+            bands.append({
+                "concurrency": [c, cs[i + 1] - 1 if i + 1 < len(cs) else None],
+                "arm": arm, "tune_tpot_ms": 1e3 * best, "speculative_config": spec,
+                "runner_up": ranked[1][0] if len(ranked) > 1 else None,
+                "margin": ranked[1][1][0] / best - 1 if len(ranked) > 1 else None})
+        out[d] = bands
+    return out
+
+
+def recommend_lines(rec: dict) -> list[str]:
+    lines = ["## Recommended `--speculative-config` (tune split)", "",
+             "Per concurrency band, the fastest arm measured on the tune split and the "
+             "value to pass to `vllm serve --speculative-config` (none: serve without "
+             "speculation). The margin is the runner-up's TPOT over the winner's, on "
+             "one tune run; read it against the noise floor. `recommend.json` holds "
+             "the same.", "",
+             "| dataset | concurrency | fastest | tune TPOT ms | margin over | "
+             "`--speculative-config` |", "| --- | --- | --- | --- | --- | --- |"]
+    for d, bands in rec.items():
+        for b in bands:
+            lo, hi = b["concurrency"]
+            rng = f"{lo}–{hi}" if hi and hi != lo else (f"{lo}" if hi else f"≥ {lo}")
+            spec = (f"`{json.dumps(b['speculative_config'])}`"
+                    if b["speculative_config"] else "none")
+            margin = (f"{100 * b['margin']:.1f}% ({b['runner_up']})"
+                      if b["margin"] is not None else "–")
+            lines.append(f"| {d} | {rng} | {b['arm']} | {b['tune_tpot_ms']:.3f} | "
+                         f"{margin} | {spec} |")
+    return lines + [""]
+
+
 def fmt(x, spec=".3f"):
     return "–" if x is None else format(x, spec)
 
@@ -297,8 +362,12 @@ def main(argv: list[str]) -> int:
                        f"mean {100 * mean:+.1f}%, max {100 * max(overhead):+.1f}% "
                        f"over {len(overhead)} points — "
                        f"{met(mean <= GOALS['tau0_overhead_max'])}")
+    rec = recommend(cells, cfg, sel, datasets, conc)
+    summary["recommend"] = rec
+    lines += recommend_lines(rec)
     lines = lines[:2] + ["## Goals", ""] + verdict + [""] + lines[2:]
     (folder / "report.md").write_text("\n".join(lines) + "\n")
+    (folder / "recommend.json").write_text(json.dumps(rec, indent=1))
     (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     plots(folder, cells, cfg, sel, datasets, conc, sd_ks)
     print("\n".join(lines))
