@@ -202,3 +202,38 @@ def test_abab_tokens_per_step_counts_steps_that_gave_tokens():
 
     reqs = [{"deltas": [1, 3, 2]}, {"deltas": [4]}]
     assert abab.tokens_per_step(reqs) == pytest.approx(10 / 4)
+
+
+def test_report_recommends_a_config_per_concurrency_band(two_gpu_run):
+    out, _ = two_gpu_run
+    text, summary = report(out)
+    rec = json.loads((out / "recommend.json").read_text())
+    assert rec == summary["recommend"]
+    bands = rec["sharegpt"]
+    assert [b["concurrency"] for b in bands] == [[1, 1], [2, None]]
+    best = bands[0]
+    # The fake cells make DSL (10, 0.6) the fastest on the tune split.
+    assert best["arm"] == "DSL (10, 0.6)"
+    assert best["speculative_config"] == {
+        "method": "draft_model", "model": str(out.parent / "d"),
+        "num_speculative_tokens": 10, "draft_confidence_threshold": 0.6}
+    assert best["margin"] > 0 and best["runner_up"]
+    assert "## Recommended `--speculative-config` (tune split)" in text
+    assert '| sharegpt | 1 | DSL (10, 0.6) |' in text
+    assert '| sharegpt | ≥ 2 | DSL (10, 0.6) |' in text
+
+
+def test_report_recommends_no_speculation_where_target_only_wins():
+    import report as rep
+
+    cell = {"results": [{"prompts": "sharegpt-tune", "concurrency": 8, "rep": 0,
+                         "requests": [{"tpot": 0.004}]}]}
+    sel = {"sharegpt-c8": {"tune_tpot_sd": {"3": 0.005},
+                           "tune_tpot_dsl": {"k5-t0.7": 0.0046}}}
+    rec = rep.recommend({"tune-target": cell}, {"draft": "/m/d"}, sel, ["sharegpt"], [8])
+    (band,) = rec["sharegpt"]
+    assert band["arm"] == "target-only" and band["speculative_config"] is None
+    assert band["runner_up"] == "DSL (5, 0.7)"
+    assert band["margin"] == pytest.approx(0.15)
+    assert "| sharegpt | ≥ 8 | target-only | 4.000 | 15.0% (DSL (5, 0.7)) | none |" in (
+        "\n".join(rep.recommend_lines(rec)))
