@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
@@ -110,6 +111,10 @@ def main(argv: list[str]) -> int:
     arms = [parse_arm(a) for a in resolve_arms(args.arms.split(","), selection)]
     prompts = load_prompts(args.prompts, args.dataset, 1024)
 
+    # The engines start from threads of this process: forking their engine
+    # cores there failed on the H200 host ("os.fork is unsafe while filelock
+    # is changing descriptor ownership"), so they are spawned.
+    os.environ.setdefault("VLLM_WORKER_MULTIPROC_METHOD", "spawn")
     from vllm.v1.engine.llm_engine import LLMEngine
 
     def start(arm):
