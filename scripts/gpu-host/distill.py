@@ -1,10 +1,10 @@
 """Distill a draft towards the target's next-token distribution (KL) and measure it.
 
     source $GPU_HOST_ROOT/env.sh && python3 scripts/gpu-host/distill.py   # ~60 s, H200
-    DATA=self NL=10 STEPS=800 python3 scripts/gpu-host/distill.py         # the strong draft
+    DATA=self NL=10 python3 scripts/gpu-host/distill.py                   # on the target's outputs
 
 Reads $GPU_HOST_ROOT/models/smollm2-135m and smollm2-l{NL} (scripts/gpu-host/build_models.py)
-and writes smollm2-l{NL}-kd (DATA=text) or smollm2-l{NL}-self (DATA=self), with
+and writes smollm2-l{NL}-kd (DATA=text), -self or -mix, with
 distill.json beside the weights: the settings and the draft's greedy first-position
 acceptance against the target on the tune split (teacher-forced on the target's own greedy
 continuations: what greedy SD accepts at the first draft position), before and after.
@@ -12,20 +12,42 @@ continuations: what greedy SD accepts at the first draft position), before and a
                (default: models/train.json, staged by pack-offline.sh --with-train)
   DATA         text: the conversations as they are (default);
                self: the target's greedy continuations (256 tokens) of the conversations'
-               first user turns, SELF_PROMPTS (default 2048) of them
+               user turns (each with the conversation before it), the first
+               SELF_PROMPTS of them (default: all, 6722 in the staged file), generated
+               once and kept in models/self-rows-*.pt; mix: text and self rows together
+  ONLY_ROWS=1  build the rows and stop (before distilling several drafts side by side)
   NL           draft layers (default 4)     STEPS  optimizer steps (default 600)
   EVAL_PROMPTS fixture prompt file of the acceptance check
                (default .gpu-bundles/prompts/sharegpt-tune.jsonl; 64 prompts, 128 tokens)
 Seeded (torch.manual_seed(0)): the same inputs give the same draft.
 """
 
+import hashlib
 import json
 import os
 import time
 from pathlib import Path
 
-import torch
-from kd import (
+M = Path(os.environ.get("GPU_HOST_ROOT", "/tmp/gpuhost")) / "models"
+N = int(os.environ.get("NL", "4"))
+STEPS = int(os.environ.get("STEPS", "600"))
+DATA = os.environ.get("DATA", "text")
+SELF_PROMPTS = int(os.environ.get("SELF_PROMPTS", "100000"))
+ONLY_ROWS = os.environ.get("ONLY_ROWS") == "1"
+TRAIN_JSON = Path(os.environ.get("TRAIN_JSON", M / "train.json"))
+EVAL_PROMPTS = Path(
+    os.environ.get("EVAL_PROMPTS", ".gpu-bundles/prompts/sharegpt-tune.jsonl")
+)
+if DATA not in ("text", "self", "mix"):
+    raise SystemExit(f"DATA: {DATA!r} is not one of text, self, mix")
+if not EVAL_PROMPTS.exists():
+    raise SystemExit(f"EVAL_PROMPTS: {EVAL_PROMPTS} does not exist (carry the prompts "
+                     "folder, .gpu-bundles/prompts, or set EVAL_PROMPTS)")
+OUT = M / f"smollm2-l{N}-{'kd' if DATA == 'text' else DATA}"
+
+# Settings are checked before the slow imports.
+import torch  # noqa: E402
+from kd import (  # noqa: E402
     chat_rows,
     greedy_agreement,
     greedy_continuations,
@@ -33,44 +55,45 @@ from kd import (
     load_prompt_ids,
     log_step,
 )
-from transformers import AutoModelForCausalLM, AutoTokenizer
+from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
-M = Path(os.environ.get("GPU_HOST_ROOT", "/tmp/gpuhost")) / "models"
-N = int(os.environ.get("NL", "4"))
-STEPS = int(os.environ.get("STEPS", "600"))
-DATA = os.environ.get("DATA", "text")
-SELF_PROMPTS = int(os.environ.get("SELF_PROMPTS", "2048"))
-TRAIN_JSON = Path(os.environ.get("TRAIN_JSON", M / "train.json"))
-EVAL_PROMPTS = Path(
-    os.environ.get("EVAL_PROMPTS", ".gpu-bundles/prompts/sharegpt-tune.jsonl")
-)
 DEV = "cuda" if torch.cuda.is_available() else "cpu"
 L, B = (512, 32) if DEV == "cuda" else (64, 2)
-if DATA not in ("text", "self"):
-    raise SystemExit(f"DATA: {DATA!r} is not one of text, self")
-if not EVAL_PROMPTS.exists():
-    raise SystemExit(f"EVAL_PROMPTS: {EVAL_PROMPTS} does not exist (carry the prompts "
-                     "folder, .gpu-bundles/prompts, or set EVAL_PROMPTS)")
-OUT = M / f"smollm2-l{N}-{'kd' if DATA == 'text' else 'self'}"
+
+
+def self_prompts(tok) -> list[list[int]]:
+    """Every user turn of the train conversations, with the conversation before it,
+    chat-templated for generation (last 256 tokens); SELF_PROMPTS of them."""
+    prompts = []
+    for msgs in json.loads(TRAIN_JSON.read_text()):
+        for i, m in enumerate(msgs):
+            if m["role"] != "user":
+                continue
+            x = tok.apply_chat_template(msgs[: i + 1], tokenize=True,
+                                        add_generation_prompt=True)
+            prompts.append(list(x["input_ids"] if hasattr(x, "keys") else x)[-256:])
+            if len(prompts) == SELF_PROMPTS:
+                return prompts
+    return prompts
 
 
 def self_rows(tok, tgt) -> torch.Tensor:
-    """The target's greedy continuations of the train conversations' first user turns
-    (prompt + continuation, concatenated) as [n, L] rows."""
-    prompts = []
-    for msgs in json.loads(TRAIN_JSON.read_text()):
-        user = next((m for m in msgs if m["role"] == "user"), None)
-        if user is None:
-            continue
-        x = tok.apply_chat_template([user], tokenize=True, add_generation_prompt=True)
-        prompts.append(list(x["input_ids"] if hasattr(x, "keys") else x)[-256:])
-        if len(prompts) == SELF_PROMPTS:
-            break
-    conts = greedy_continuations(tgt, prompts, 256 if DEV == "cuda" else 8,
-                                 tok.pad_token_id or 0, batch=512)
+    """The target's greedy continuations (256 tokens) of ``self_prompts``, prompt +
+    continuation concatenated, as [n, L] rows. Kept in models/ (keyed on the train
+    file, the count and the length), so drafts distilled after the first reuse them."""
+    new = 256 if DEV == "cuda" else 8
+    key = hashlib.sha256(f"{TRAIN_JSON.stat().st_size}-{SELF_PROMPTS}-{new}-{L}".encode())
+    cache = M / f"self-rows-{key.hexdigest()[:12]}.pt"
+    if cache.exists():
+        return torch.load(cache)
+    prompts = self_prompts(tok)
+    conts = greedy_continuations(tgt, prompts, new, tok.pad_token_id or 0, batch=1024)
     ids = [t for p, c in zip(prompts, conts) for t in p + c]
     n = len(ids) // L
-    return torch.tensor(ids[: n * L]).view(n, L)
+    rows = torch.tensor(ids[: n * L]).view(n, L)
+    torch.save(rows, cache.with_suffix(".tmp"))
+    cache.with_suffix(".tmp").rename(cache)
+    return rows
 
 
 t0 = time.time()
@@ -78,6 +101,10 @@ torch.manual_seed(0)
 tok = AutoTokenizer.from_pretrained(M / "smollm2-135m")
 tgt = AutoModelForCausalLM.from_pretrained(M / "smollm2-135m", torch_dtype=torch.bfloat16)
 tgt = tgt.to(DEV).eval()
+if ONLY_ROWS:
+    rows = self_rows(tok, tgt) if DATA != "text" else chat_rows(tok, TRAIN_JSON, L)
+    print(f"{len(rows)} rows of {L} tokens ready {time.time() - t0:.0f}s")
+    raise SystemExit(0)
 dr = AutoModelForCausalLM.from_pretrained(M / f"smollm2-l{N}", torch_dtype=torch.float32)
 dr = dr.to(DEV)
 
@@ -93,7 +120,12 @@ with torch.autocast(DEV, dtype=torch.bfloat16):
 print(f"target self-agreement {self_check:.3f}; first-position acceptance before: "
       f"{before:.3f} ({time.time() - t0:.0f}s)", flush=True)
 
-ids = chat_rows(tok, TRAIN_JSON, L) if DATA == "text" else self_rows(tok, tgt)
+if DATA == "text":
+    ids = chat_rows(tok, TRAIN_JSON, L)
+elif DATA == "self":
+    ids = self_rows(tok, tgt)
+else:  # mix: both (batches are drawn at random from all rows)
+    ids = torch.cat([chat_rows(tok, TRAIN_JSON, L), self_rows(tok, tgt)])
 n = len(ids)
 print(f"{n} rows of {L} tokens ({DATA}) {time.time() - t0:.0f}s", flush=True)
 dr.train()
@@ -122,7 +154,7 @@ dr.save_pretrained(OUT)
 tok.save_pretrained(OUT)
 (OUT / "distill.json").write_text(json.dumps({
     "draft_layers": N, "data": DATA, "steps": STEPS, "rows": n, "seq_len": L,
-    "batch": B, "self_prompts": SELF_PROMPTS if DATA == "self" else None,
+    "batch": B, "self_prompts": SELF_PROMPTS if DATA != "text" else None,
     "eval_prompts": str(EVAL_PROMPTS), "eval_tokens": sum(map(len, eval_conts)),
     "target_self_agreement": self_check,
     "first_position_acceptance": {"before": before, "after": after},
