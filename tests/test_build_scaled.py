@@ -120,3 +120,23 @@ def test_build_writes_a_loadable_bf16_llama(mod, small, tmp_path):
     ids = torch.randint(0, 64, (1, 16), generator=torch.Generator().manual_seed(3))
     # bf16 weights: close to the original's logits, not equal.
     torch.testing.assert_close(logits(big, ids), logits(small, ids), atol=0.05, rtol=0.05)
+
+
+def test_a_body_field_of_none_keeps_the_models_value(mod, small):
+    body = {"hidden_size": 96, "intermediate_size": 160, "num_attention_heads": 12,
+            "num_key_value_heads": 4, "num_hidden_layers": None}
+    big, _ = scaled_model(mod, small, body)
+    assert big.config.num_hidden_layers == 2 and big.config.num_key_value_heads == 4
+    ids = torch.randint(0, 64, (1, 16), generator=torch.Generator().manual_seed(4))
+    torch.testing.assert_close(logits(big, ids), logits(small, ids), atol=2e-4, rtol=1e-4)
+
+
+def test_the_tp_body_holds_smollm2_and_splits_over_2_and_4_gpus(mod):
+    smollm2 = {"hidden_size": 576, "intermediate_size": 1536, "num_attention_heads": 9,
+               "num_key_value_heads": 3, "num_hidden_layers": 30}
+    body = {k: smollm2[k] if v is None else v for k, v in mod.TP_SPLITTABLE.items()}
+    mod._check_shape(smollm2, body, 64)
+    for tp in (2, 4):
+        assert body["num_attention_heads"] % tp == 0
+        assert body["num_key_value_heads"] % tp == 0
+    assert set(mod.PROXIES) == {"x8b", "x1b", "tp"}

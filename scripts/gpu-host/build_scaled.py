@@ -13,6 +13,9 @@ weights under $GPU_HOST_ROOT/models:
                      Llama-3.2-1B-shaped body: hidden 2048, 32 heads of 64 (8 KV heads),
                      MLP 8192, 16 layers, 1.07B parameters
 
+  smollm2-135m-tp,   with PROXIES=tp: both in a body tensor parallelism can split (12 query
+  <DRAFT>-tp         and 4 KV heads, hidden 768, their own depth), for the TP tests
+
 These are **cost-scaled proxies, not real 8B / 1B models**: their outputs are SmolLM2's,
 their cost per token is that of the larger body. How (``scale_llama``):
 - the real weights sit in the original dimensions; every weight that could write into
@@ -32,6 +35,8 @@ outputs can part where the top two logits are close: the build measures the top-
 agreement of each proxy with its original, teacher-forced on the original's greedy
 continuations of the tune split, and writes it to scaled.json beside the weights.
   DRAFT         the draft folder to scale (default smollm2-l10-self)
+  PROXIES       which to build, of x8b (the target), x1b (the draft), tp (both);
+                default x8b,x1b
   EVAL_PROMPTS  as distill.py (default .gpu-bundles/prompts/sharegpt-tune.jsonl)
 """
 
@@ -52,6 +57,14 @@ LLAMA_8B = {"hidden_size": 4096, "intermediate_size": 14336, "num_attention_head
             "num_key_value_heads": 16, "num_hidden_layers": 32}
 LLAMA_1B = {"hidden_size": 2048, "intermediate_size": 8192, "num_attention_heads": 32,
             "num_key_value_heads": 8, "num_hidden_layers": 16}
+# The smallest body that tensor parallelism over 2 and 4 GPUs can split (SmolLM2's 9
+# query and 3 KV heads cannot): 12 query and 4 KV heads; the model's own depth (None).
+TP_SPLITTABLE = {"hidden_size": 768, "intermediate_size": 2048, "num_attention_heads": 12,
+                 "num_key_value_heads": 4, "num_hidden_layers": None}
+PROXIES = {  # name suffix: (target or draft, body)
+    "x8b": ("target", LLAMA_8B), "x1b": ("draft", LLAMA_1B),
+    "tp": ("both", TP_SPLITTABLE),
+}
 
 
 def _check_shape(cfg: dict, body: dict, head_dim: int) -> None:
@@ -75,8 +88,10 @@ def _check_shape(cfg: dict, body: dict, head_dim: int) -> None:
 
 def scale_llama(sd: dict[str, torch.Tensor], cfg: dict, body: dict,
                 seed: int = 0) -> tuple[dict[str, torch.Tensor], dict]:
-    """``sd`` (a Llama state dict with config ``cfg``) embedded in ``body``; returns the
-    new state dict (dtype and device of ``sd``) and config."""
+    """``sd`` (a Llama state dict with config ``cfg``) embedded in ``body`` (a field
+    that is None keeps the model's value); returns the new state dict (dtype and
+    device of ``sd``) and config."""
+    body = {k: cfg[k] if v is None else v for k, v in body.items()}
     h, inter = cfg["hidden_size"], cfg["intermediate_size"]
     nh, nkv = cfg["num_attention_heads"], cfg["num_key_value_heads"]
     hd = cfg.get("head_dim") or h // nh
@@ -206,9 +221,19 @@ def main() -> None:
     orig = orig.to(dev).eval()
     prompts = load_prompt_ids(prompts_file, 64, 1024)
     conts = greedy_continuations(orig, prompts, 128, orig.config.pad_token_id or 0)
+    wanted = os.environ.get("PROXIES", "x8b,x1b").split(",")
+    unknown = sorted(set(wanted) - set(PROXIES))
+    if unknown:
+        raise SystemExit(f"PROXIES: unknown {unknown}; choose from {sorted(PROXIES)}")
+    jobs = []
+    for suffix in wanted:
+        role, body = PROXIES[suffix]
+        if role in ("target", "both"):
+            jobs.append((target, body, f"smollm2-135m-{suffix}"))
+        if role in ("draft", "both"):
+            jobs.append((models / draft, body, f"{draft}-{suffix}"))
     report = {}
-    for src, body, name in ((target, LLAMA_8B, "smollm2-135m-x8b"),
-                            (models / draft, LLAMA_1B, f"{draft}-x1b")):
+    for src, body, name in jobs:
         info = build(src, models / name, body, dev)
         m = AutoModelForCausalLM.from_pretrained(models / name,
                                                  torch_dtype=torch.bfloat16).to(dev).eval()

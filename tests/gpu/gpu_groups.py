@@ -17,8 +17,9 @@ def draft_name() -> str:
     return os.environ.get("DSL_GPU_DRAFT", "smollm2-l4-kd")
 
 
-def spec(k: int, tau: float | None = None) -> dict:
-    s = {"method": "draft_model", "model": draft_name(), "num_speculative_tokens": k}
+def spec(k: int, tau: float | None = None, draft: str | None = None) -> dict:
+    s = {"method": "draft_model", "model": draft or draft_name(),
+         "num_speculative_tokens": k}
     if tau is not None:
         s["draft_confidence_threshold"] = tau
     return s
@@ -37,14 +38,21 @@ def eagle_spec(method: str, k: int, tau: float | None = None) -> dict:
 
 
 def case(
-    name: str, s: dict | None, workloads: tuple[str, ...] = ("greedy",), **engine
+    name: str,
+    s: dict | None,
+    workloads: tuple[str, ...] = ("greedy",),
+    target: str | None = None,
+    **engine,
 ) -> dict:
-    return {
+    c = {
         "name": name,
         "spec": s,
         "workloads": list(workloads),
         "engine": {"enforce_eager": False, **engine},
     }
+    if target:
+        c["target"] = target
+    return c
 
 
 # Engines of parallel groups compile side by side: keep each compile small.
@@ -174,29 +182,46 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
 }
 
 # Tensor parallelism over two GPUs (DSL_GPU_TP=2 on a host with two): the
-# exit flag must give every rank the same loop length (no hang, no
-# divergence), also with a threshold that exits often.
+# device loop must give every rank the same trip count (no hang, no
+# divergence), also with a threshold that exits often. SmolLM2's 9 query and 3
+# KV heads cannot be split, so the group runs the function-preserving copies in
+# a 12/4-head body (scripts/gpu-host/build_scaled.py, PROXIES=tp).
+TP_TARGET = "smollm2-135m-tp"
 if int(os.environ.get("DSL_GPU_TP", "1")) >= 2:
+    TP_DRAFT = f"{draft_name()}-tp"
     GROUPS["v2-tp2"] = (
         V2,
         [
-            case("target", None, ("greedy", "stress"), tensor_parallel_size=2),
             case(
-                "dsl_t0.6_k5",
-                spec(K, TAU),
+                "target",
+                None,
                 ("greedy", "stress"),
+                target=TP_TARGET,
                 tensor_parallel_size=2,
             ),
-            case("dsl_t0.9_k8", spec(8, 0.9), tensor_parallel_size=2),
+            case(
+                "dsl_t0.6_k5",
+                spec(K, TAU, TP_DRAFT),
+                ("greedy", "stress"),
+                target=TP_TARGET,
+                tensor_parallel_size=2,
+            ),
+            case(
+                "dsl_t0.9_k8",
+                spec(8, 0.9, TP_DRAFT),
+                target=TP_TARGET,
+                tensor_parallel_size=2,
+            ),
         ],
     )
 
 
 def missing_models(cases: list[dict]) -> list[str]:
-    """Checkpoint folders the cases' drafts name that are not built (under
-    DSL_GPU_MODELS, as conftest.models_dir())."""
+    """Checkpoint folders the cases' targets and drafts name that are not built
+    (under DSL_GPU_MODELS, as conftest.models_dir())."""
     models = os.environ.get("DSL_GPU_MODELS", "/tmp/gpuhost/models")
     names = {c["spec"]["model"] for c in cases if c["spec"] and "model" in c["spec"]}
+    names |= {c["target"] for c in cases if c.get("target")}
     return sorted(
         n for n in names if not os.path.exists(os.path.join(models, n, "config.json"))
     )
