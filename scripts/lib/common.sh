@@ -373,7 +373,7 @@ upstream_pytest() {
   local rc=0
   (cd "$tree" && HF_HOME=$hf_home HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
     PYTHONPATH="$tree:$ROOT/tests/upstream" \
-    "$VENV_DIR/bin/python" -m pytest -q -p no:cacheprovider -p prefix_imports -p cpu_kernel_overrides \
+    "$VENV_DIR/bin/python" -m pytest -q -p no:cacheprovider -p prefix_imports -p cpu_kernel_overrides -p gc_freeze \
       --timeout=600 -rfE --junitxml="$junit" "${deselect[@]}" "$@") || rc=$?
   rm -rf "$hf_home"
   return $rc
