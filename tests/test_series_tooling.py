@@ -669,3 +669,13 @@ def test_check_series_reuses_a_prefix_result_only_for_the_same_tree(tmp_path):
     assert "FAIL  prefix 2/2: its tests fail" in third.stdout
     fourth = run("check-series.sh", env, "--jobs", "1", "--no-cache", ok=False)
     assert cached(fourth) == [] and "FAIL  prefix 2/2: its tests fail" in fourth.stdout
+
+
+def test_tree_python_writes_bytecode_whatever_the_environment_says(tmp_path):
+    """The processes that import a vLLM tree (prefix checks, upstream tests) keep
+    their bytecode caches: otherwise each compiles vLLM's sources again."""
+    (tmp_path / "mod.py").write_text("X = 1\n")
+    env = dict(ENV, PYTHONDONTWRITEBYTECODE="1", VENV_DIR=str(Path(sys.executable).parent.parent))
+    subprocess.run(["bash", "-c", f'source "{SCRIPTS}/lib/common.sh" && cd "{tmp_path}" '
+                    '&& tree_python -c "import mod"'], env=env, check=True)
+    assert list((tmp_path / "__pycache__").glob("mod.*.pyc"))
