@@ -128,6 +128,14 @@ fetch_wheel() {
   echo "$dir/$filename"
 }
 
+# kill_tree PID: SIGTERM PID and every process below it (children first), e.g. a
+# background subshell and the pytest and servers it started.
+kill_tree() {
+  local child
+  for child in $(ps -o pid= --ppid "$1" 2>/dev/null || true); do kill_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+
 # git_vllm ARGS...: git inside the vllm/ checkout.
 git_vllm() { git -C "$VLLM_DIR" "$@"; }
 
