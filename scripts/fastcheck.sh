@@ -119,7 +119,7 @@ export FIXTURES_DIR=${FIXTURES_DIR:-$DSL_CACHE/fixtures}
 e2e_pid=""
 trap '[[ -z "$e2e_pid" ]] || kill_tree "$e2e_pid"' EXIT
 if [[ $e2e == 1 ]]; then
-  log "(c) CPU end-to-end tests: started in the background, beside (a)-(d) (log: $work/e2e.log)"
+  log "($(( SECONDS - start ))s) (c) CPU end-to-end tests: started in the background, beside (a)-(d) (log: $work/e2e.log)"
   (
     e2e_start=$SECONDS
     rc=0
@@ -130,7 +130,7 @@ if [[ $e2e == 1 ]]; then
   e2e_pid=$!
 fi
 
-log "(a) series integrity"
+log "($(( SECONDS - start ))s) (a) series integrity"
 # The last prefix is the applied series that (b) tests: its own tests run there.
 if "$ROOT/scripts/check-series.sh" --keep "$work/vllm" --last-prefix-tests-elsewhere "${series_args[@]}" \
   | tee "$work/series.log"; then
