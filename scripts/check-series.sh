@@ -95,7 +95,7 @@ prefix_check() {
   [[ $last_in_b == 0 || $i != $((n - 1)) ]] || deferred=1
   if [[ $prefix_tests == 0 || $docs_only == 1 || ${#tests[@]} -eq 0 || $deferred == 1 ]]; then
     # Imports only (no tests to run with them).
-    if (cd "$lane" && PYTHONPATH="$lane" "$VENV_DIR/bin/python" \
+    if (cd "$lane" && PYTHONPATH="$lane" tree_python \
       "$ROOT/tests/upstream/prefix_imports.py" "${mods[@]}") >"$out.log" 2>&1; then
       echo "PASS  $label imports vllm + ${#mods[@]} touched modules ($name)"
     else

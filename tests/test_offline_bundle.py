@@ -308,6 +308,8 @@ def check_installed(root: Path, inputs: dict, marker: str = "original") -> None:
         assert (root / "vsrc" / k).read_bytes() == data
     env = dict(os.environ)
     env["PYTHONPATH"] = f"{root}/vsrc:{root}/site"
+    # No __pycache__ from this import: the next check of the same install looks for one.
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
     out = subprocess.run(
         [
             PY,

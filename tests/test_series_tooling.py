@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -669,3 +670,34 @@ def test_check_series_reuses_a_prefix_result_only_for_the_same_tree(tmp_path):
     assert "FAIL  prefix 2/2: its tests fail" in third.stdout
     fourth = run("check-series.sh", env, "--jobs", "1", "--no-cache", ok=False)
     assert cached(fourth) == [] and "FAIL  prefix 2/2: its tests fail" in fourth.stdout
+
+
+def test_tree_python_writes_bytecode_whatever_the_environment_says(tmp_path):
+    """The processes that import a vLLM tree (prefix checks, upstream tests) keep
+    their bytecode caches: otherwise each compiles vLLM's sources again."""
+    (tmp_path / "mod.py").write_text("X = 1\n")
+    env = dict(ENV, PYTHONDONTWRITEBYTECODE="1", VENV_DIR=str(Path(sys.executable).parent.parent))
+    subprocess.run(["bash", "-c", f'source "{SCRIPTS}/lib/common.sh" && cd "{tmp_path}" '
+                    '&& tree_python -c "import mod"'], env=env, check=True)
+    assert list((tmp_path / "__pycache__").glob("mod.*.pyc"))
+
+
+def test_kill_tree_ends_a_background_subshell_and_what_it_started(tmp_path):
+    """fastcheck's e2e tests run in a background subshell: stopping fastcheck must
+    stop the pytest (and server) below it, not only the subshell."""
+    script = (f'source "{SCRIPTS}/lib/common.sh"\n'
+              '( bash -c "sleep 300 & echo \\$! >' + str(tmp_path / "pid") + '; wait" ) &\n'
+              'sub=$!\n'
+              f'while [[ ! -s "{tmp_path / "pid"}" ]]; do sleep 0.1; done\n'
+              'kill_tree "$sub"\n'
+              'wait "$sub" || true\n')
+    subprocess.run(["bash", "-c", script], env=ENV, check=True, timeout=60)
+    pid = int((tmp_path / "pid").read_text())
+    for _ in range(50):
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.1)
+    os.kill(pid, 9)
+    raise AssertionError("the grandchild (sleep) is still running")
