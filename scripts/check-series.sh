@@ -13,6 +13,8 @@
 #      prefixes run side by side in separate work trees, --jobs at a time)
 #   6. every maintained variant (patches-variants/<version>/) was generated from the
 #      current patches/ (regenerate: scripts/rebase.sh --onto <version>)
+#   7. patches/stack.toml, when present, groups patches/series into PRs: every patch
+#      in exactly one PR, in series order (scripts/lib/stack.py)
 # A prefix that passed step 5 before with the same inputs is not run again: the result
 # is kept under $DSL_CACHE/prefix-results, keyed on the prefix's git tree, the build
 # venv and the harness (this script, scripts/lib/, tests/upstream/). Appending a patch
@@ -214,5 +216,13 @@ for variant in "$VARIANTS_ROOT"/*/; do
     fail "variant $(basename "$variant") is stale"
   fi
 done
+if [[ -f "$PATCH_DIR/stack.toml" ]]; then
+  if out=$(python3 "$ROOT/scripts/lib/stack.py" check "$PATCH_DIR"); then
+    pass "PR stack (patches/stack.toml) groups the series in order"
+  else
+    echo "$out"
+    fail "PR stack (patches/stack.toml) does not match patches/series"
+  fi
+fi
 echo "series check: $passes passed, $fails failed"
 [[ $fails == 0 ]]

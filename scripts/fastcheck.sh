@@ -72,12 +72,24 @@ if [[ $quick == 1 ]]; then
     cmp -s "$tmp/export/${exported[$i]}" "$PATCH_DIR/${exported[$i]}" || changed+=("${commits[$i]}")
   done
   what="patches changed since the export: ${#changed[@]}"
-  if [[ ${#changed[@]} -eq 0 && ${#commits[@]} -gt 0 ]]; then
-    changed=("${commits[-1]}") what="no patch differs from patches/: the last one"
+  patch_tests() { git_vllm diff --name-only --diff-filter=AM "$1^" "$1" -- 'tests/**test_*.py'; }
+  docs_only() { ! git_vllm diff --name-only "$1^" "$1" | grep -qvE '^docs/|\.md$'; }
+  only_docs=1
+  for c in "${changed[@]}"; do docs_only "$c" || only_docs=0; done
+  if [[ ${#commits[@]} -gt 0 && $only_docs == 1 ]]; then
+    # Nothing changed, or only documentation patches (which have no tests: the
+    # user docs are the series' last patch): the last patch that has tests.
+    for ((i = ${#commits[@]} - 1; i >= 0; i--)); do
+      [[ -z "$(patch_tests "${commits[$i]}")" ]] || break
+    done
+    ((i >= 0)) || i=$((${#commits[@]} - 1))
+    [[ ${#changed[@]} -eq 0 ]] && what="no patch differs from patches/"
+    what+="; the last patch with tests"
+    changed+=("${commits[$i]}")
   fi
   tests=()
   for c in "${changed[@]}"; do
-    mapfile -t -O "${#tests[@]}" tests < <(git_vllm diff --name-only --diff-filter=AM "$c^" "$c" -- 'tests/**test_*.py')
+    mapfile -t -O "${#tests[@]}" tests < <(patch_tests "$c")
     what+=$'\n'"  $(git_vllm log -1 --format='%h %s' "$c")"
   done
   mapfile -t -O "${#tests[@]}" tests < <(git_vllm status --porcelain --untracked-files=all -- tests \

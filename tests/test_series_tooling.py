@@ -701,3 +701,73 @@ def test_kill_tree_ends_a_background_subshell_and_what_it_started(tmp_path):
         time.sleep(0.1)
     os.kill(pid, 9)
     raise AssertionError("the grandchild (sleep) is still running")
+
+
+def _stack_module():
+    sys.path.insert(0, str(SCRIPTS / "lib"))
+    import stack
+
+    return stack
+
+
+def test_committed_pr_stack_groups_the_series():
+    """Issue #19: patches/stack.toml groups patches/series into the PRs a
+    maintainer merges in order; it must name every patch once, in order."""
+    stack = _stack_module()
+    patches = ROOT / "patches"
+    prs = stack.load(patches)
+    assert stack.validate(stack.series(patches), prs) == []
+    assert 4 <= len(prs) <= 6, "issue #19 asks for 4-6 PRs"
+    table = stack.table(prs)
+    assert table.count("\n") == len(prs) + 1
+
+
+@pytest.mark.parametrize(
+    ("prs", "error"),
+    [
+        ([], "no [[pr]] entries"),
+        ([{"title": "a", "patches": ["p1", "p2"]}, {"title": "b", "patches": ["p3"]}],
+         "p4 (series) is in no PR"),
+        ([{"title": "a", "patches": ["p1", "p3"]}, {"title": "b", "patches": ["p2", "p4"]}],
+         "position 2 is p3 in stack.toml, p2 in series"),
+        ([{"title": "a", "patches": ["p1", "p2"]}, {"title": "b", "patches": ["p2", "p3", "p4"]}],
+         "p2 is listed more than once"),
+        ([{"title": "a", "patches": ["p1", "p2", "p3", "p4", "p5"]}], "p5 is not in series"),
+        ([{"title": "", "patches": ["p1", "p2", "p3", "p4"]}], "PR 1 has no title"),
+        ([{"title": "a", "patches": []}, {"title": "b", "patches": ["p1", "p2", "p3", "p4"]}],
+         "PR 1 (a) lists no patches"),
+        ([{"title": "a", "patches": ["p1", "p2"], "backports": {"p3": "0.33.0"}},
+          {"title": "b", "patches": ["p3", "p4"]}],
+         "PR 1 marks p3 as a backport but does not list it"),
+    ],
+)
+def test_pr_stack_validation_names_what_is_wrong(prs, error):
+    stack = _stack_module()
+    names = ["p1", "p2", "p3", "p4"]
+    good = [{"title": "a", "patches": ["p1", "p2"], "backports": {"p1": "0.33.0"}},
+            {"title": "b", "patches": ["p3", "p4"]}]
+    assert stack.validate(names, good) == []
+    errors = stack.validate(names, prs)
+    assert any(error in e for e in errors), errors
+
+
+def test_check_series_fails_on_a_stale_pr_stack(tmp_path):
+    """A patch appended without adding it to patches/stack.toml fails check-series;
+    comments in series are skipped as by the shell tooling."""
+    repo = _tiny_vllm_repo(tmp_path)
+    commit(repo, "[Doc] x", {"docs/x.md": "x\n"})
+    env = _tiny_series_env(tmp_path, repo)
+    run("export.sh", env)
+    patches = tmp_path / "patches"
+    (patches / "stack.toml").write_text(
+        '[[pr]]\ntitle = "docs"\npatches = ["0001-Doc-x.patch"]\n'
+    )
+    ok = run("check-series.sh", env, "--jobs", "1")
+    assert "PASS  PR stack (patches/stack.toml) groups the series in order" in ok.stdout
+    commit(repo, "[Doc] y", {"docs/y.md": "y\n"})
+    run("export.sh", env)
+    assert (patches / "stack.toml").is_file(), "export.sh must keep stack.toml"
+    proc = run("check-series.sh", env, "--jobs", "1", ok=False)
+    assert proc.returncode == 1
+    assert "stack.toml: 0002-Doc-y.patch (series) is in no PR" in proc.stdout
+    assert "FAIL  PR stack (patches/stack.toml) does not match patches/series" in proc.stdout

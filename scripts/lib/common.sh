@@ -395,14 +395,15 @@ upstream_pytest() {
 }
 
 # patches_match REPO BASE HEAD [SHOW]: whether exporting BASE..HEAD of REPO reproduces
-# patches/ byte for byte. With SHOW, print the first SHOW lines of the difference.
+# patches/ byte for byte (series and patch files: the hand-edited stack.toml is not
+# exported). With SHOW, print the first SHOW lines of the difference.
 patches_match() {
   local repo=$1 base=$2 head=$3 show=${4:-0} tmp rc=0
   tmp=$(mktemp -d)
   export_series "$repo" "$base" "$head" "$tmp"
-  diff -r -q -x '.*' "$tmp" "$PATCH_DIR" >/dev/null 2>&1 || rc=1
+  diff -r -q -x '.*' -x stack.toml "$tmp" "$PATCH_DIR" >/dev/null 2>&1 || rc=1
   if [[ $rc == 1 && $show -gt 0 ]]; then
-    diff -r -u -x '.*' "$PATCH_DIR" "$tmp" | head -n "$show" >&2 || true
+    diff -r -u -x '.*' -x stack.toml "$PATCH_DIR" "$tmp" | head -n "$show" >&2 || true
   fi
   rm -rf "$tmp"
   return $rc

@@ -28,6 +28,23 @@ def series_table(root: Path) -> str:
     return "\n".join(rows)
 
 
+def stack_table(root: Path) -> str:
+    """The PRs the series is grouped into (patches/stack.toml), in merge order."""
+    import stack
+
+    patch_dir = root / "patches"
+    if not (patch_dir / "stack.toml").is_file():
+        return "_The series is not grouped into PRs yet (`patches/stack.toml`)._"
+    prs = stack.load(patch_dir)
+    errors = stack.validate(stack.series(patch_dir), prs)
+    if errors:
+        raise ValueError(f"patches/stack.toml does not match patches/series: {errors}")
+    return (
+        "Merged in order as these PRs (`patches/stack.toml`; patch numbers as in the "
+        "table below):\n\n" + stack.table(prs)
+    )
+
+
 def gpu_results(root: Path) -> str:
     """The results table of the newest committed GPU run that has one (the first
     table of its README)."""
@@ -79,6 +96,7 @@ def build(root: Path) -> str:
     text = (root / "docs" / "upstream-pr.template.md").read_text()
     doc = (
         text.replace("{{SERIES}}", series_table(root))
+        .replace("{{STACK}}", stack_table(root))
         .replace("{{GPU_RESULTS}}", gpu_results(root))
         .replace("{{BENCHMARK_STATUS}}", benchmark_status(root))
         .replace("{{BENCHMARK}}", benchmark_summary(root))
