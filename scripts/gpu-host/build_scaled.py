@@ -237,8 +237,11 @@ def main() -> None:
         info = build(src, models / name, body, dev)
         m = AutoModelForCausalLM.from_pretrained(models / name,
                                                  torch_dtype=torch.bfloat16).to(dev).eval()
-        m_src = AutoModelForCausalLM.from_pretrained(src, torch_dtype=torch.bfloat16)
-        m_src = m_src.to(dev).eval()
+        if src == target:
+            m_src = orig  # loaded above for the continuations
+        else:
+            m_src = AutoModelForCausalLM.from_pretrained(src, torch_dtype=torch.bfloat16)
+            m_src = m_src.to(dev).eval()
         # The proxy against its original, on the original's own greedy path; for the
         # draft also its acceptance against the target before and after scaling.
         own = conts if src == target else greedy_continuations(
