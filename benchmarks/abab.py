@@ -13,7 +13,8 @@ arm the median TPOT, and per ratio its median, mean and a 95% t-interval
 over the rounds, with the spread of the first arm's own TPOT between rounds
 (the noise floor).
 
-Arms: ``target``, ``sd<K>``, ``dsl<K>t<tau>`` (as ``profile_step.py``), or
+Arms: ``target``, ``sd<K>``, ``dsl<K>t<tau>``, the last two optionally with a
+batch-size schedule for K, ``@<lo>-<hi>:<K>/...`` (as ``profile_step.py``), or
 from a tune-split choice (``run.py --phase select``): with ``--selection
 FILE`` the arm ``sd*`` is the chosen SD K, ``dsl*`` the chosen DSL (K, tau)
 and ``dsl*t0`` DSL at tau 0 with SD's K (the bookkeeping overhead), all as
@@ -118,25 +119,42 @@ def main(argv: list[str]) -> int:
     from vllm.v1.engine.llm_engine import LLMEngine
 
     def start(arm):
+        try:
+            return start_arm(arm)
+        except Exception as e:  # noqa: BLE001 - one arm's failure is reported
+            failed[arm["name"]] = f"start-up: {type(e).__name__}: {e}"
+            print(f"[abab] arm {arm['name']} dropped: {failed[arm['name']]}", flush=True)
+            return None
+
+    def start_arm(arm):
         cell = {"model": model_path(args.models, args.target),
                 "draft": model_path(args.models, args.draft) if arm["k"] else None,
-                "k": arm["k"], "tau": arm["tau"],
+                "k": arm["k"], "tau": arm["tau"], "schedule": arm["schedule"],
                 "engine": json.loads(args.engine)}
         engine = LLMEngine.from_engine_args(engine_args(cell))
         for c in conc:
             run_workload(engine, prompts, c, c, 16, None, f"warm{c}")
         return engine
 
+    # An arm whose engine fails (at start-up or in a round) is dropped with
+    # its error in the output; the others go on.
+    failed: dict[str, str] = {}
     t0 = time.perf_counter()
     with ThreadPoolExecutor(len(arms)) as pool:
         engines = list(pool.map(start, arms))
     init_s = time.perf_counter() - t0
+    kept = [i for i, e in enumerate(engines) if e is not None]
+    if not kept or kept[0] != 0:
+        raise SystemExit(f"abab: the base arm {arms[0]['name']} did not start: "
+                         f"{failed.get(arms[0]['name'])}")
+    arms = [arms[i] for i in kept]
+    engines = [engines[i] for i in kept]
 
     out: dict = {"arms": [a["name"] for a in arms], "dataset": args.dataset,
                  "selection": selection, "engine": json.loads(args.engine),
                  "target": args.target, "draft": args.draft,
                  "max_tokens": args.max_tokens, "rounds": args.rounds,
-                 "init_s": init_s, "points": []}
+                 "init_s": init_s, "failed": failed, "points": []}
     lines = []
     for c in conc:
         n = num_requests(c, args.base_requests)
@@ -148,8 +166,18 @@ def main(argv: list[str]) -> int:
             if r % 2:
                 order.reverse()
             for i in order:
-                res = run_workload(engines[i], prompts, c, n, args.max_tokens,
-                                   None, f"r{r}c{c}")
+                if arms[i]["name"] in failed:
+                    continue
+                try:
+                    res = run_workload(engines[i], prompts, c, n, args.max_tokens,
+                                       None, f"r{r}c{c}")
+                except Exception as e:  # noqa: BLE001
+                    if i == 0:
+                        raise
+                    failed[arms[i]["name"]] = f"c={c} round {r}: {type(e).__name__}: {e}"
+                    print(f"[abab] arm {arms[i]['name']} dropped: "
+                          f"{failed[arms[i]['name']]}", flush=True)
+                    continue
                 vals = [x["tpot"] for x in res["requests"] if x["tpot"]]
                 tpots[arms[i]["name"]].append(1e3 * statistics.fmean(vals))
                 counters[arms[i]["name"]].append(res["counters"])
@@ -163,6 +191,9 @@ def main(argv: list[str]) -> int:
                      f"median {statistics.median(tpots[base]):.3f} ms, "
                      f"round-to-round spread {100 * noise:.1f}%")
         for a in arms[1:]:
+            if a["name"] in failed:
+                lines.append(f"  {a['name']:10} dropped: {failed[a['name']]}")
+                continue
             ratios = [x / y for x, y in zip(tpots[a["name"]], tpots[base])]
             rm, rlo, rhi = ci(ratios)
             point["ratios"][a["name"]] = {"per_round": ratios,

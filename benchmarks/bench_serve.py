@@ -29,6 +29,7 @@ import urllib.request
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from cell import speculative_config  # noqa: E402
 from profile_step import add_model_args, parse_arm  # noqa: E402
 from run import model_path, num_requests  # noqa: E402
 
@@ -40,9 +41,7 @@ def serve_cmd(model: str, draft: str, arm: dict, port: int, engine: dict) -> lis
            "--kv-cache-memory-bytes", str(engine.get("kv_cache_memory_bytes", 2 << 30)),
            "--gpu-memory-utilization", str(engine.get("gpu_memory_utilization", 0.2))]
     if arm["k"]:
-        spec = {"method": "draft_model", "model": draft, "num_speculative_tokens": arm["k"]}
-        if arm["tau"] is not None:
-            spec["draft_confidence_threshold"] = arm["tau"]
+        spec = speculative_config(draft, arm["k"], arm["tau"], arm["schedule"])
         cmd += ["--speculative-config", json.dumps(spec)]
     return cmd
 

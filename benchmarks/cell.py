@@ -19,7 +19,7 @@ then waits for ``--go`` before measuring: ``run.py`` starts many cells at once
 CELL.json::
 
     {"name": str, "model": path, "draft": path | null, "k": int,
-     "tau": float | null,
+     "tau": float | null, "schedule": [[lo, hi, K], ...] | null,
      "engine": {EngineArgs overrides},
      "max_tokens": int, "prompts": {"<dataset>-<split>": [[token ids], ...]},
      "workloads": [{"prompts": "<dataset>-<split>", "concurrency": int,
@@ -51,6 +51,18 @@ from harness import _delta as counter_delta  # noqa: E402
 from harness import _metric_snapshot as spec_counters  # noqa: E402
 
 
+def speculative_config(draft: str, k: int, tau: float | None,
+                       schedule: list[list[int]] | None = None) -> dict:
+    """The ``--speculative-config`` of a draft-model arm: SD at K, DSL with a
+    threshold, either with a batch-size schedule for K."""
+    spec: dict = {"method": "draft_model", "model": draft, "num_speculative_tokens": k}
+    if tau is not None:
+        spec["draft_confidence_threshold"] = tau
+    if schedule:
+        spec["num_speculative_tokens_per_batch_size"] = schedule
+    return spec
+
+
 def engine_args(cell: dict):
     from vllm.engine.arg_utils import EngineArgs
 
@@ -67,14 +79,8 @@ def engine_args(cell: dict):
         disable_log_stats=False,
     )
     if cell.get("draft"):
-        spec = {
-            "method": "draft_model",
-            "model": cell["draft"],
-            "num_speculative_tokens": cell["k"],
-        }
-        if cell.get("tau") is not None:
-            spec["draft_confidence_threshold"] = cell["tau"]
-        kwargs["speculative_config"] = spec
+        kwargs["speculative_config"] = speculative_config(
+            cell["draft"], cell["k"], cell.get("tau"), cell.get("schedule"))
     kwargs.update(cell.get("engine", {}))
     return EngineArgs(**kwargs)
 

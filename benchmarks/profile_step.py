@@ -39,7 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cell import engine_args, run_workload  # noqa: E402
 from run import load_prompts, model_path  # noqa: E402
 
-ARM = re.compile(r"^(target|sd(\d+)|dsl(\d+)t([0-9.]+))$")
+ARM = re.compile(r"^(target|sd(\d+)|dsl(\d+)t([0-9.]+))"
+                 r"(?:@(\d+-\d+:\d+(?:/\d+-\d+:\d+)*))?$")
 # Host calls the torch profiler records, per engine step.
 LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch",
             "cudaMemcpyAsync", "cudaMemsetAsync", "cudaStreamWaitEvent",
@@ -57,15 +58,25 @@ def add_model_args(ap: argparse.ArgumentParser, dataset: str) -> None:
 
 
 def parse_arm(name: str) -> dict:
+    """``target``, ``sd<K>`` or ``dsl<K>t<tau>``, the last two optionally with a
+    batch-size schedule for K (``num_speculative_tokens_per_batch_size``):
+    ``@<lo>-<hi>:<K>/...``, e.g. ``dsl8t0.5@1-7:8/8-64:0`` drafts up to 8 with
+    fewer than 8 requests scheduled and nothing from 8 on."""
     m = ARM.match(name)
-    if m is None:
+    if m is None or (name.startswith("target") and m.group(5)):
         raise SystemExit(f"--arms: unknown arm {name!r} (target, sd<K>, "
-                         "dsl<K>t<tau>)")
+                         "dsl<K>t<tau>, either of the last two with "
+                         "@<lo>-<hi>:<K>/...)")
     if name == "target":
-        return {"name": name, "k": 0, "tau": None}
+        return {"name": name, "k": 0, "tau": None, "schedule": None}
+    schedule = None
+    if m.group(5):
+        schedule = [[int(x) for x in part.replace(":", "-").split("-")]
+                    for part in m.group(5).split("/")]
     if m.group(2):
-        return {"name": name, "k": int(m.group(2)), "tau": None}
-    return {"name": name, "k": int(m.group(3)), "tau": float(m.group(4))}
+        return {"name": name, "k": int(m.group(2)), "tau": None, "schedule": schedule}
+    return {"name": name, "k": int(m.group(3)), "tau": float(m.group(4)),
+            "schedule": schedule}
 
 
 class StepCounter:
@@ -89,7 +100,7 @@ def child(args) -> int:
     arm = parse_arm(args.arm)
     cell = {"model": model_path(args.models, args.target),
             "draft": model_path(args.models, args.draft) if arm["k"] else None,
-            "k": arm["k"], "tau": arm["tau"],
+            "k": arm["k"], "tau": arm["tau"], "schedule": arm["schedule"],
             "engine": json.loads(args.engine)}
     prompts = load_prompts(args.prompts, args.dataset, 1024)
     engine = LLMEngine.from_engine_args(engine_args(cell))

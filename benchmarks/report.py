@@ -209,6 +209,35 @@ def recommend(cells: dict, cfg: dict, sel: dict, datasets: list[str],
     return out
 
 
+def one_config(bands: list[dict]) -> dict | None:
+    """The bands' choices as one ``--speculative-config`` for a server whose
+    concurrency varies: K per band through upstream's batch-size schedule
+    (``num_speculative_tokens_per_batch_size``; 0 where target-only won, the
+    last band open-ended) and the DSL threshold of the first band that chose
+    DSL (the schedule varies K, not tau). None if no band speculates. Also the
+    ``abab.py`` arm that measures it."""
+    if not any(b["speculative_config"] for b in bands):
+        return None
+    schedule, tau, draft = [], None, None
+    for b in bands:
+        spec = b["speculative_config"] or {}
+        lo, hi = b["concurrency"]
+        schedule.append([lo, hi if hi is not None else lo,
+                         spec.get("num_speculative_tokens", 0)])
+        draft = draft or spec.get("model")
+        if tau is None:
+            tau = spec.get("draft_confidence_threshold")
+    k = max(e[2] for e in schedule)
+    spec = {"method": "draft_model", "model": draft, "num_speculative_tokens": k}
+    arm = f"sd{k}" if tau is None else f"dsl{k}t{tau:g}"
+    if tau is not None:
+        spec["draft_confidence_threshold"] = tau
+    if len({e[2] for e in schedule}) > 1:
+        spec["num_speculative_tokens_per_batch_size"] = schedule
+        arm += "@" + "/".join(f"{lo}-{hi}:{kk}" for lo, hi, kk in schedule)
+    return {"speculative_config": spec, "abab_arm": arm}
+
+
 def recommend_lines(rec: dict) -> list[str]:
     lines = ["## Recommended `--speculative-config` (tune split)", "",
              "Per concurrency band, the fastest arm measured on the tune split and the "
@@ -228,7 +257,18 @@ def recommend_lines(rec: dict) -> list[str]:
                       if b["margin"] is not None else "–")
             lines.append(f"| {d} | {rng} | {b['arm']} | {b['tune_tpot_ms']:.3f} | "
                          f"{margin} | {spec} |")
-    return lines + [""]
+    lines.append("")
+    for d, bands in rec.items():
+        one = one_config(bands)
+        if one is None or len(bands) < 2:
+            continue
+        lines += [f"For a server whose concurrency varies ({d}), the bands as one "
+                  "config (K per band through `num_speculative_tokens_per_batch_size`, "
+                  "0 = no drafts; the threshold of the first DSL band); measure it "
+                  f"with the `abab.py` arm `{one['abab_arm']}`:", "",
+                  f"    --speculative-config '{json.dumps(one['speculative_config'])}'",
+                  ""]
+    return lines
 
 
 def fmt(x, spec=".3f"):
@@ -368,6 +408,8 @@ def main(argv: list[str]) -> int:
     lines = lines[:2] + ["## Goals", ""] + verdict + [""] + lines[2:]
     (folder / "report.md").write_text("\n".join(lines) + "\n")
     (folder / "recommend.json").write_text(json.dumps(rec, indent=1))
+    ones = {d: one_config(b) for d, b in rec.items()}
+    (folder / "recommend-one.json").write_text(json.dumps(ones, indent=1))
     (folder / "summary.json").write_text(json.dumps(summary, indent=1, default=str))
     plots(folder, cells, cfg, sel, datasets, conc, sd_ks)
     print("\n".join(lines))

@@ -67,3 +67,29 @@ def test_compare_with_the_harness():
     # No harness point at c=16: only bench serve's own numbers.
     assert "over_harness" not in out["16"]
     assert out["16"]["vs_first_arm"]["dsl8t0.5"] == pytest.approx(1.2)
+
+
+def test_a_batch_size_schedule_arm_reaches_vllms_schedule_lookup():
+    pytest.importorskip("vllm")
+    from vllm.entrypoints.launchers.cli_args import make_arg_parser
+    from vllm.utils.argparse_utils import FlexibleArgumentParser
+    from vllm.v1.spec_decode.dynamic.utils import build_dynamic_sd_schedule_lookup
+
+    arm = parse_arm("dsl8t0.5@1-7:8/8-31:3/32-32:0")
+    assert arm["schedule"] == [[1, 7, 8], [8, 31, 3], [32, 32, 0]]
+    cmd = bench_serve.serve_cmd("/m/t", "/m/d", arm, 8201, {})
+    args = make_arg_parser(FlexibleArgumentParser()).parse_args(cmd[3:])
+    spec = args.speculative_config
+    spec = json.loads(spec) if isinstance(spec, str) else spec
+    assert spec["num_speculative_tokens_per_batch_size"] == arm["schedule"]
+    # What the scheduler looks up per batch size: the last band is open-ended.
+    lookup = build_dynamic_sd_schedule_lookup(spec["num_speculative_tokens_per_batch_size"],
+                                              64, spec["num_speculative_tokens"])
+    assert lookup[1:8] == [8] * 7 and lookup[8:32] == [3] * 24
+    assert lookup[32:] == [0] * 33
+
+
+@pytest.mark.parametrize("name", ["target@1-2:3", "sd3@1-2", "sd3@1-2:3/", "dsl8t0.5@"])
+def test_a_malformed_arm_is_one_clear_error(name):
+    with pytest.raises(SystemExit, match=f"unknown arm {name!r}"):
+        parse_arm(name)

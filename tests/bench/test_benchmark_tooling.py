@@ -237,3 +237,39 @@ def test_report_recommends_no_speculation_where_target_only_wins():
     assert band["margin"] == pytest.approx(0.15)
     assert "| sharegpt | ≥ 8 | target-only | 4.000 | 15.0% (DSL (5, 0.7)) | none |" in (
         "\n".join(rep.recommend_lines(rec)))
+
+
+def test_report_writes_the_bands_as_one_config_with_a_batch_size_schedule():
+    import report as rep
+    from profile_step import parse_arm
+
+    def band(lo, hi, arm, spec):
+        return {"concurrency": [lo, hi], "arm": arm, "tune_tpot_ms": 4.0,
+                "speculative_config": spec, "runner_up": None, "margin": None}
+
+    dsl = {"method": "draft_model", "model": "/m/d", "num_speculative_tokens": 8,
+           "draft_confidence_threshold": 0.5}
+    sd3 = {"method": "draft_model", "model": "/m/d", "num_speculative_tokens": 3}
+    bands = [band(1, 7, "DSL (8, 0.5)", dsl), band(8, 31, "SD K=3", sd3),
+             band(32, None, "target-only", None)]
+    one = rep.one_config(bands)
+    assert one["speculative_config"] == {
+        **dsl, "num_speculative_tokens_per_batch_size": [[1, 7, 8], [8, 31, 3], [32, 32, 0]]}
+    # The arm abab.py measures it with is the same config.
+    arm = parse_arm(one["abab_arm"])
+    assert (arm["k"], arm["tau"]) == (8, 0.5)
+    assert arm["schedule"] == one["speculative_config"]["num_speculative_tokens_per_batch_size"]
+    # One band, or the same K everywhere: no schedule. Nothing speculates: no config.
+    assert rep.one_config(bands[:1]) == {"speculative_config": dsl, "abab_arm": "dsl8t0.5"}
+    assert rep.one_config([band(1, None, "target-only", None)]) is None
+    text = "\n".join(rep.recommend_lines({"sharegpt": bands}))
+    assert "dsl8t0.5@1-7:8/8-31:3/32-32:0" in text
+
+
+def test_report_writes_recommend_one_json(two_gpu_run):
+    out, _ = two_gpu_run
+    report(out)
+    ones = json.loads((out / "recommend-one.json").read_text())
+    rec = json.loads((out / "recommend.json").read_text())
+    import report as rep
+    assert ones == {d: rep.one_config(b) for d, b in rec.items()}
