@@ -155,7 +155,8 @@ def main(argv: list[str]) -> int:
                  "target": args.target, "draft": args.draft,
                  "max_tokens": args.max_tokens, "rounds": args.rounds,
                  "init_s": init_s, "failed": failed, "points": []}
-    lines = []
+    lines: list[str] = []
+    printed = 0
     for c in conc:
         n = num_requests(c, args.base_requests)
         tpots: dict[str, list[float]] = {a["name"]: [] for a in arms}
@@ -204,10 +205,12 @@ def main(argv: list[str]) -> int:
                          f"mean {rm:.4f} [95% CI {rlo:.4f}, {rhi:.4f}]; tokens/step "
                          f"{statistics.fmean(per_step[a['name']]):.2f}")
         out["points"].append(point)
-    out["summary"] = lines
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(out, indent=1))
-    print("\n".join(lines))
+        out["summary"] = lines
+        # After every point, so a run cut by a time limit keeps what it measured.
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(out, indent=1))
+        print("\n".join(lines[printed:]), flush=True)
+        printed = len(lines)
     return 0
 
 
