@@ -273,3 +273,85 @@ def test_report_writes_recommend_one_json(two_gpu_run):
     rec = json.loads((out / "recommend.json").read_text())
     import report as rep
     assert ones == {d: rep.one_config(b) for d, b in rec.items()}
+
+
+class _FakeEngines:
+    """Engines for ``abab.main``: ``start_fails`` names arms whose engine does
+    not start; ``run_fails`` maps an arm to the (concurrency, round) whose
+    workload raises. TPOT per arm is fixed, so the ratios are known."""
+
+    TPOT = {"sd4": 4.0, "sd3": 3.0, "dsl8t0.5": 2.0}
+
+    def __init__(self, start_fails=(), run_fails=None):
+        self.start_fails = set(start_fails)
+        self.run_fails = run_fails or {}
+
+    def install(self, monkeypatch, abab):
+        import vllm.v1.engine.llm_engine as llm_engine
+
+        monkeypatch.setattr(abab, "engine_args", lambda cell: cell)
+        monkeypatch.setattr(abab, "load_prompts", lambda *a: [[1, 2, 3]])
+
+        def from_engine_args(cell):
+            name = ("sd%d" % cell["k"] if cell["tau"] is None
+                    else "dsl%dt%s" % (cell["k"], cell["tau"]))
+            if name in self.start_fails:
+                raise RuntimeError(f"{name} out of memory")
+            return name
+
+        monkeypatch.setattr(llm_engine.LLMEngine, "from_engine_args",
+                            staticmethod(from_engine_args))
+
+        def run_workload(engine, prompts, c, n, max_tokens, extra, tag):
+            if tag.startswith("r") and self.run_fails.get(engine) == tag:
+                raise RuntimeError(f"{engine} died")
+            t = self.TPOT[engine] / 1e3
+            return {"requests": [{"tpot": t, "deltas": [1, 2]}] * n, "counters": {}}
+
+        monkeypatch.setattr(abab, "run_workload", run_workload)
+
+
+def _abab(tmp_path, arms, conc="1,8"):
+    import abab
+
+    out = tmp_path / "abab.json"
+    args = ["--models", str(tmp_path), "--prompts", str(tmp_path), "--out", str(out),
+            "--arms", arms, "--concurrency", conc, "--rounds", "2",
+            "--base-requests", "2"]
+    return abab, out, args
+
+
+def test_abab_drops_an_arm_whose_engine_fails_and_keeps_the_others(
+        tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,sd3,dsl8t0.5")
+    # dsl fails at start-up; sd3 dies in round 1 at c=8.
+    _FakeEngines({"dsl8t0.5"}, {"sd3": "r1c8"}).install(monkeypatch, abab)
+    assert abab.main(args) == 0
+    data = json.loads(out.read_text())
+    assert data["arms"] == ["sd4", "sd3"]
+    assert data["failed"]["dsl8t0.5"] == "start-up: RuntimeError: dsl8t0.5 out of memory"
+    assert data["failed"]["sd3"] == "c=8 round 1: RuntimeError: sd3 died"
+    c1, c8 = data["points"]
+    assert c1["ratios"]["sd3"]["per_round"] == pytest.approx([0.75, 0.75])
+    # From its failure on, the arm is reported as dropped, with no ratio.
+    assert "sd3" not in c8["ratios"]
+    assert any("sd3" in line and "dropped" in line for line in data["summary"])
+
+
+def test_abab_refuses_to_run_without_its_base_arm(tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    _FakeEngines({"sd4"}).install(monkeypatch, abab)
+    with pytest.raises(SystemExit, match="base arm sd4 did not start"):
+        abab.main(args)
+    assert not out.exists()
+
+
+def test_abab_keeps_finished_points_when_a_later_one_fails(tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    # The base arm dying ends the run, but c=1 was already written.
+    _FakeEngines(run_fails={"sd4": "r0c8"}).install(monkeypatch, abab)
+    with pytest.raises(RuntimeError, match="sd4 died"):
+        abab.main(args)
+    data = json.loads(out.read_text())
+    assert [p["concurrency"] for p in data["points"]] == [1]
+    assert data["points"][0]["ratios"]["sd3"]["median"] == pytest.approx(0.75)
