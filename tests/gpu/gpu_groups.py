@@ -61,7 +61,9 @@ V2 = {"VLLM_USE_V2_MODEL_RUNNER": "1"} | COMMON
 V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"} | COMMON
 SYNC_CHECK = {"VLLM_GPU_SYNC_CHECK": "error"}
 ALL = ("greedy", "stress", "sample")
-TRIM = {"draft_confidence_trim_verification": "always"}
+# The V1 worker trims exited slots in every step that would not replay the
+# FULL decode graph: with the target eager, in every step.
+TRIM = {"enforce_eager": True}
 
 # Per-request overrides (issue 11) in one batch: thresholds on both sides
 # of the engine default, a cap, and requests that keep the default.
@@ -123,7 +125,7 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
             case("target", None, ("greedy", "stress")),
             case("dsl_t0.6_k5", spec(K, TAU), ("greedy", "stress")),
             # The worker-side trim of exited slots on every step.
-            case("dsl_t0.6_k5_trim", spec(K, TAU) | TRIM, ("greedy", "stress")),
+            case("dsl_t0.6_k5_trim", spec(K, TAU), ("greedy", "stress"), **TRIM),
         ],
     ),
     "v1-sync": (
@@ -138,7 +140,7 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         [
             case("sd_k5", spec(K)),
             case("dsl_t0.6_k5", spec(K, TAU)),
-            case("dsl_t0.6_k5_trim", spec(K, TAU) | TRIM),
+            case("dsl_t0.6_k5_trim", spec(K, TAU), **TRIM),
         ],
     ),
     # EAGLE / EAGLE3 drafting (build_eagle.py): SD and DSL on the V2 runner
