@@ -270,6 +270,88 @@ def test_upstream_pr_doc_is_generated_and_current():
     )
 
 
+def test_each_pr_of_the_stack_has_a_generated_current_description():
+    """docs/prs/pr-N.md per PR of patches/stack.toml: its title, one row per
+    commit of that PR, nothing left to fill, no reference to this project,
+    and the committed file is what the sources generate."""
+    import pr_doc
+    import stack
+
+    prs = stack.load(ROOT / "patches")
+    docs = pr_doc.build_prs(ROOT)
+    assert len(docs) == len(prs)
+    for i, pr in enumerate(prs, 1):
+        path = ROOT / "docs" / "prs" / f"pr-{i}.md"
+        doc = docs[path]
+        assert doc.startswith(f"# {pr['title']}\n")
+        rows = [line for line in doc.splitlines() if re.match(r"\| \d+ \| \[", line)]
+        subjects = [pr_doc._patch_message(ROOT, name)[0] for name in pr["patches"]]
+        assert [row.split(" | ")[1] for row in rows] == subjects
+        assert pr_doc.lint(doc) == []
+        assert path.read_text() == doc, f"{path.name} is stale: run scripts/pr-doc.sh"
+
+
+@pytest.mark.parametrize(
+    ("line", "what"),
+    [
+        ("as issue 7 showed", "issues"),
+        ("see issue #11", "issues"),
+        ("patch 0037 fixes it", "patch number"),
+        ("From `tests/gpu/results/2026-12-01/README.md`:", "path"),
+        ("in benchmarks/results/x", "path"),
+        ("built by scripts/gpu-host/build_eagle.py", "path"),
+        ("listed in patches/series", "path"),
+        ("this repository's GPU suite", "this project"),
+    ],
+)
+def test_pr_description_lint_finds_references_to_this_project(line, what):
+    import pr_doc
+
+    problems = pr_doc.lint(f"# t\n\n## Purpose\n\n{line}\n")
+    assert len(problems) == 1 and what in problems[0], problems
+    # The same text inside a provenance comment is not visible upstream.
+    assert pr_doc.lint(f"# t\n\n## Purpose\n\nok <!-- {line} -->\n") == []
+
+
+def test_pr_description_lint_allows_upstream_references():
+    import pr_doc
+
+    text = "# t\n\n## Purpose\n\nSupersedes #35301; aligned with RFC #48202 and vllm/config/.\n"
+    assert pr_doc.lint(text) == []
+
+
+def test_measured_numbers_in_template_prose_need_a_committed_source(tmp_path):
+    import pr_doc
+
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "a.md").write_text("raw\n")
+    untraced = "## Design\n\nThe step takes 0.22 ms.\n"
+    traced = "## Design\n\nThe step takes 0.22 ms. <!-- from runs/a.md -->\n"
+    missing = "## Design\n\n- faster by 1.21×\n  <!-- from runs/b.md -->\n"
+    items = "## Design\n\n- 5 µs <!-- from runs/a.md -->\n- and 12%\n"
+    assert "0.22 ms" in pr_doc.untraced_numbers(untraced, tmp_path)[0]
+    assert pr_doc.untraced_numbers(traced, tmp_path) == []
+    assert "runs/b.md" in pr_doc.untraced_numbers(missing, tmp_path)[0]
+    # Each list item needs its own source.
+    assert ["12%" in p for p in pr_doc.untraced_numbers(items, tmp_path)] == [True]
+    assert pr_doc.untraced_numbers("## D\n\nK = 4, 32 requests, 256 tokens\n", tmp_path) == []
+
+
+def test_a_pr_without_a_description_template_is_named(tmp_path):
+    import pr_doc
+
+    root = _pr_doc_root(tmp_path, "# x\n\n## Purpose\n\ntext\n")
+    (root / "patches" / "0001-a.patch").write_text(
+        "From 0 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] A\n\nBody.\n---\n"
+    )
+    (root / "patches" / "series").write_text("0001-a.patch\n")
+    (root / "patches" / "stack.toml").write_text(
+        '[[pr]]\ntitle = "A"\npatches = ["0001-a.patch"]\n'
+    )
+    with pytest.raises(ValueError, match=r"docs/prs/pr-1\.template\.md"):
+        pr_doc.build_prs(root)
+
+
 def _pr_doc_root(tmp_path, template: str) -> Path:
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "upstream-pr.template.md").write_text(template)
@@ -287,13 +369,13 @@ def test_pr_doc_takes_the_newest_gpu_run_that_has_a_table(tmp_path):
         (root / "tests" / "gpu" / "results" / name).mkdir(parents=True)
         (root / "tests" / "gpu" / "results" / name / "README.md").write_text(text)
     doc = pr_doc.build(root)
-    assert "From `tests/gpu/results/2026-01-01/README.md`" in doc
+    assert "<!-- from tests/gpu/results/2026-01-01/README.md -->" in doc
     assert "| 1 | 2 |" in doc and "after" not in doc
 
 
 @pytest.mark.parametrize("template", [
     "## Purpose\n\n## Design\n\ntext\n",
-    "## Tests\n\nFrom `x/README.md`:\n\n\n## Benchmark\n\ntext\n",
+    "## Tests\n\n<!-- from x/README.md -->\n\n## Benchmark\n\ntext\n",
 ])
 def test_pr_doc_refuses_an_empty_section(tmp_path, template):
     import pr_doc

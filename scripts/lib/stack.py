@@ -81,8 +81,13 @@ def validate(names: list[str], prs: list[dict]) -> list[str]:
     return errors
 
 
-def table(prs: list[dict]) -> str:
-    rows = ["| PR | title | patches | backports | note |", "| --- | --- | --- | --- | --- |"]
+def table(prs: list[dict], notes: bool = True) -> str:
+    """The stack as a markdown table; ``notes=False`` leaves out the notes
+    (they speak of this series' patch numbers: not for an upstream reader)."""
+    if notes:
+        rows = ["| PR | title | patches | backports | note |", "| --- | --- | --- | --- | --- |"]
+    else:
+        rows = ["| PR | title | commits | already upstream in |", "| --- | --- | --- | --- |"]
     n = 0
     for i, pr in enumerate(prs, 1):
         first, last = n + 1, n + len(pr["patches"])
@@ -91,8 +96,13 @@ def table(prs: list[dict]) -> str:
         back = ", ".join(
             f"{name[:4]} (in {release})" for name, release in (pr.get("backports") or {}).items()
         )
+        title = pr["title"].replace("|", "/")
+        if not notes:
+            rel = ", ".join(sorted(set((pr.get("backports") or {}).values())))
+            rows.append(f"| PR {i} | {title} | {span} | {rel} |")
+            continue
         note = " ".join(str(pr.get("note", "")).split()).replace("|", "/")
-        rows.append(f"| PR {i} | {pr['title'].replace('|', '/')} | {span} | {back} | {note} |")
+        rows.append(f"| PR {i} | {title} | {span} | {back} | {note} |")
     return "\n".join(rows)
 
 
