@@ -49,7 +49,7 @@ def test_fused_record_step_matches_the_torch_ops(
     """``DraftConfidenceExit.record_step``'s fused kernel against the same
     bookkeeping in torch ops (its CPU path), on random state: masked tokens
     in column ``step``, next inputs clamped to the vocab, drafted counts and
-    the active mask (threshold, min tokens, per-row caps, NaN confidence);
+    the active mask (threshold, per-row caps, NaN confidence);
     with ``batch_exit`` (every row below its cap drafts while any row would
     go on: one program reduces over all rows) too, and with no row active."""
     from vllm.v1.spec_decode.dynamic.confidence_exit import DraftConfidenceExit
@@ -62,7 +62,7 @@ def test_fused_record_step_matches_the_torch_ops(
     states = {}
     for device in ("cpu", "cuda"):
         ex = DraftConfidenceExit(
-            0.5, 2, max_rows, torch.device(device), batch_exit=batch_exit
+            0.5, max_rows, torch.device(device), batch_exit=batch_exit
         )
         gen = torch.Generator().manual_seed(1)
         ex.active.copy_(torch.rand(max_rows, generator=gen) > inactive_share)
