@@ -285,7 +285,7 @@ def test_each_pr_of_the_stack_has_a_generated_current_description():
         doc = docs[path]
         assert doc.startswith(f"# {pr['title']}\n")
         rows = [line for line in doc.splitlines() if re.match(r"\| \d+ \| \[", line)]
-        subjects = [pr_doc._patch_message(ROOT, name)[0] for name in pr["patches"]]
+        subjects = [pr_doc.patch_message(ROOT, name)[0] for name in pr["patches"]]
         assert [row.split(" | ")[1] for row in rows] == subjects
         assert pr_doc.lint(doc) == []
         assert path.read_text() == doc, f"{path.name} is stale: run scripts/pr-doc.sh"

@@ -42,7 +42,7 @@ def _visible(text: str) -> str:
     return re.sub(r"<!--.*?-->", "", text, flags=re.S)
 
 
-def _patch_message(root: Path, name: str) -> tuple[str, str]:
+def patch_message(root: Path, name: str) -> tuple[str, str]:
     """(subject, first body paragraph) of patches/NAME."""
     msg = email.message_from_bytes(
         (root / "patches" / name).read_bytes(), policy=policy.default
@@ -57,7 +57,7 @@ def changes_table(root: Path, names: list[str], first_number: int = 1) -> str:
     """One row per patch: number, subject, what it changes (first body paragraph)."""
     rows = ["| # | commit | what and why |", "| --- | --- | --- |"]
     for i, name in enumerate(names, first_number):
-        subject, first = _patch_message(root, name)
+        subject, first = patch_message(root, name)
         rows.append(f"| {i} | {subject} | {first.replace('|', '/')} |")
     return "\n".join(rows)
 
