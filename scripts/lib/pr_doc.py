@@ -53,10 +53,10 @@ def patch_message(root: Path, name: str) -> tuple[str, str]:
     return subject, first
 
 
-def changes_table(root: Path, names: list[str], first_number: int = 1) -> str:
+def changes_table(root: Path, names: list[str]) -> str:
     """One row per patch: number, subject, what it changes (first body paragraph)."""
     rows = ["| # | commit | what and why |", "| --- | --- | --- |"]
-    for i, name in enumerate(names, first_number):
+    for i, name in enumerate(names, 1):
         subject, first = patch_message(root, name)
         rows.append(f"| {i} | {subject} | {first.replace('|', '/')} |")
     return "\n".join(rows)
@@ -94,13 +94,11 @@ def stack_table(root: Path) -> str:
     """The PRs the series is grouped into (patches/stack.toml), in merge order."""
     import stack
 
-    patch_dir = root / "patches"
-    if not (patch_dir / "stack.toml").is_file():
+    if not (root / "patches" / "stack.toml").is_file():
         return "_The series is not grouped into PRs yet._"
-    prs = _stack(root)
     return (
         "Merged in order as these PRs (commit numbers as in the table below):\n\n"
-        + stack.table(prs, notes=False)
+        + stack.table(_stack(root), notes=False)
     )
 
 
@@ -231,18 +229,24 @@ def _shared_fields(root: Path) -> dict[str, str]:
     }
 
 
-def build(root: Path) -> str:
-    """docs/upstream-pr.md: the whole series in one description."""
+def build(root: Path, shared: dict[str, str] | None = None) -> str:
+    """docs/upstream-pr.md: the whole series in one description. ``shared``:
+    the result fields (``_shared_fields``), when the caller has read them."""
     return _render(
         root,
         root / "docs" / "upstream-pr.template.md",
-        {"SERIES": series_table(root), "STACK": stack_table(root), **_shared_fields(root)},
+        {
+            "SERIES": series_table(root),
+            "STACK": stack_table(root),
+            **(shared or _shared_fields(root)),
+        },
     )
 
 
-def build_prs(root: Path) -> dict[Path, str]:
+def build_prs(root: Path, shared: dict[str, str] | None = None) -> dict[Path, str]:
     """docs/prs/pr-N.md for each PR of patches/stack.toml, from its template."""
     prs = _stack(root)
+    shared = shared or _shared_fields(root)
     docs: dict[Path, str] = {}
     for i, pr in enumerate(prs):
         template = root / "docs" / "prs" / f"pr-{i + 1}.template.md"
@@ -257,14 +261,18 @@ def build_prs(root: Path) -> dict[Path, str]:
             "STACK_POSITION": stack_position(prs, i),
             "CHANGES": changes_table(root, names),
             "TESTS": tests_list(root, names),
-            **_shared_fields(root),
+            **shared,
         }
         docs[root / "docs" / "prs" / f"pr-{i + 1}.md"] = _render(root, template, fields)
     return docs
 
 
 def build_all(root: Path) -> dict[Path, str]:
-    return {root / "docs" / "upstream-pr.md": build(root), **build_prs(root)}
+    shared = _shared_fields(root)  # read the committed results once
+    return {
+        root / "docs" / "upstream-pr.md": build(root, shared),
+        **build_prs(root, shared),
+    }
 
 
 def main(argv: list[str]) -> int:

@@ -93,14 +93,13 @@ def table(prs: list[dict], notes: bool = True) -> str:
         first, last = n + 1, n + len(pr["patches"])
         n = last
         span = f"{first}" if first == last else f"{first}-{last}"
-        back = ", ".join(
-            f"{name[:4]} (in {release})" for name, release in (pr.get("backports") or {}).items()
-        )
+        backports = pr.get("backports") or {}
         title = pr["title"].replace("|", "/")
         if not notes:
-            rel = ", ".join(sorted(set((pr.get("backports") or {}).values())))
-            rows.append(f"| PR {i} | {title} | {span} | {rel} |")
+            releases = ", ".join(sorted(set(backports.values())))
+            rows.append(f"| PR {i} | {title} | {span} | {releases} |")
             continue
+        back = ", ".join(f"{name[:4]} (in {release})" for name, release in backports.items())
         note = " ".join(str(pr.get("note", "")).split()).replace("|", "/")
         rows.append(f"| PR {i} | {title} | {span} | {back} | {note} |")
     return "\n".join(rows)
