@@ -17,6 +17,19 @@ Environment:
                    subprocess with a fixed 192 MiB KV cache and no memory
                    profiling, so several share one GPU; correctness results do
                    not depend on it (timings do: they are not benchmarks).
+  DSL_GPU_WAIT_MODELS  seconds a group waits for its models (default 0: a group
+                   whose models are missing does not run; the EAGLE tests
+                   skip). When set, the models are being built beside the
+                   suite (scripts/gpu-host/suite.sh): a model counts as built
+                   once ``<DSL_GPU_MODELS>/<name>/.built`` exists (written
+                   after its build script exited 0), and a group starts as
+                   soon as all of its models are built.
+
+Without CUDA only the parts that need a GPU skip: tests marked ``cuda`` and
+tests that read engine groups (unless DSL_GPU_REPLAY is set). The rest of each
+module (constructors, argument plumbing, the torch reference paths, the result
+checkers) runs on CPU in scripts/fastcheck.sh, so an API change that breaks a
+GPU test fails there too.
 """
 
 from __future__ import annotations
@@ -36,6 +49,7 @@ WORKER = Path(__file__).with_name("engine_worker.py")
 
 
 REPLAY = os.environ.get("DSL_GPU_REPLAY")
+WAIT_MODELS_S = float(os.environ.get("DSL_GPU_WAIT_MODELS", "0") or 0)
 
 
 def _cuda() -> bool:
@@ -51,15 +65,21 @@ def pytest_collection_modifyitems(config, items):
         return
     skip = pytest.mark.skip(reason="needs a CUDA GPU (run on the GPU host)")
     for item in items:
-        if REPLAY and "engine_groups" in getattr(item, "fixturenames", ()):
-            continue  # checks recorded results
-        if "tests/gpu/" in str(item.fspath):
+        if "tests/gpu/" not in str(item.fspath):
+            continue
+        if "engine_groups" in getattr(item, "fixturenames", ()):
+            if not REPLAY:  # else it checks recorded results
+                item.add_marker(skip)
+        elif item.get_closest_marker("cuda") is not None:
             item.add_marker(skip)
 
 
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "gpu_groups(*names): engine groups a GPU test reads"
+    )
+    config.addinivalue_line(
+        "markers", "cuda: needs a CUDA GPU (skipped without one; the rest runs on CPU)"
     )
 
 
@@ -118,6 +138,15 @@ class EngineGroups:
             if not replayed.exists():
                 return f"DSL_GPU_REPLAY: no {replayed}"
             return {r["name"]: r for r in json.loads(replayed.read_text())}
+        if WAIT_MODELS_S > 0:
+            from gpu_groups import wait_for_models
+
+            missing = wait_for_models(cases, WAIT_MODELS_S)
+            if missing:
+                return (
+                    f"group {group}: models not built after {WAIT_MODELS_S:.0f} s "
+                    f"(DSL_GPU_WAIT_MODELS): {', '.join(missing)}"
+                )
         cases_file = self.tmp / f"{group}.cases.json"
         out_file = self.results_dir / f"{group}.json"
         out_file.unlink(missing_ok=True)
@@ -193,11 +222,15 @@ def engine_groups(tmp_path_factory, prompts) -> EngineGroups:
 
         for name in NEEDED_GROUPS:
             env, cases = GROUPS[name]
-            if not missing_models(cases):  # else its tests skip (test_dsl_eagle.py)
+            # Missing models: its tests skip (test_dsl_eagle.py), unless the
+            # models are being built beside the suite (the group waits).
+            if WAIT_MODELS_S > 0 or not missing_models(cases):
                 groups.submit(name, env, cases, prompts)
     return groups
 
 
 @pytest.fixture(scope="session")
 def prompts() -> list[list[int]]:
+    if REPLAY:
+        return []  # the recorded results need no prompts
     return load_prompts()

@@ -20,7 +20,9 @@ runs its workloads in order (default: greedy only):
 - stress: ``STRESS_REQUESTS`` requests in flight at once through
   ``LLMEngine.step`` with every ``ABORT_EVERY``-th aborted mid-generation; with
   the small KV cache of the GPU tests this preempts. Records every request's
-  fate, so a test can check that nothing was lost (result["stress"]);
+  fate, so a test can check that nothing was lost (result["stress"]); with
+  the case's ``stress_logprobs`` = N also each token's top-N logprobs
+  (``"logprobs"``: per position ``[[token, logprob], ...]``, best first);
 - sample: temperature 1 over the prompts, two seeds per prompt; token ids and
   the spec-decode counters incl. per-position acceptance (result["sample"]).
 """
@@ -147,6 +149,43 @@ def _count_v2_verify_slots() -> None:
     mr.GPUModelRunner.gather_batch_req_state = counted
 
 
+def _count_v1_verify_slots() -> None:
+    """Count the draft slots the V1 runner verifies against those the
+    scheduler scheduled, per step, around ``_trim_scheduled_drafts`` (the
+    worker-side trim of exited slots under async scheduling), and the steps
+    it trimmed in."""
+    try:
+        from vllm.v1.worker import gpu_model_runner as v1
+    except ImportError:
+        return
+    original = getattr(v1.GPUModelRunner, "_trim_scheduled_drafts", None)
+    if original is None:
+        return
+
+    def counted(self, scheduler_output):
+        spec = scheduler_output.scheduled_spec_decode_tokens
+        scheduled = sum(len(v) for v in spec.values())
+        kept = original(self, scheduler_output)
+        spec = scheduler_output.scheduled_spec_decode_tokens
+        VERIFY_SLOTS["scheduled"] += scheduled
+        VERIFY_SLOTS["verified"] += sum(len(v) for v in spec.values())
+        if kept:  # the scheduled counts before a trim
+            VERIFY_SLOTS["trimmed_steps"] = VERIFY_SLOTS.get("trimmed_steps", 0) + 1
+        return kept
+
+    v1.GPUModelRunner._trim_scheduled_drafts = counted
+
+
+def _top_logprobs(position_logprobs) -> list[list[list[float]]]:
+    """A request's logprobs (vLLM's per-position {token: Logprob}) as
+    ``[[token, logprob], ...]`` per position, best first."""
+    out = []
+    for d in position_logprobs or []:
+        ranked = sorted(d.items(), key=lambda kv: -kv[1].logprob)
+        out.append([[int(t), round(float(lp.logprob), 5)] for t, lp in ranked])
+    return out
+
+
 def _counter(llm, name: str) -> int:
     """Sum of an engine counter over its labels (0 when absent)."""
     total = 0
@@ -175,7 +214,8 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
     before = _metric_snapshot(llm)
     DRAFT_FORWARDS["count"] = 0
     DEVICE_LOOP.update(launches=0, steps=[])
-    VERIFY_SLOTS.update(scheduled=0, verified=0)
+    VERIFY_SLOTS.clear()
+    VERIFY_SLOTS.update(scheduled=0, verified=0, trimmed_steps=0)
     t0 = time.perf_counter()
     if case.get("one_at_a_time"):
         outs = []
@@ -199,15 +239,20 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
     }
 
 
-def run_stress(llm, inputs: list[dict]) -> dict:
+def run_stress(llm, inputs: list[dict], logprobs: int | None = None) -> dict:
     """STRESS_REQUESTS greedy requests at once, every ABORT_EVERY-th aborted
-    after ABORT_AFTER_TOKENS tokens; each request's outcome is recorded."""
+    after ABORT_AFTER_TOKENS tokens; each request's outcome is recorded (with
+    ``logprobs``: each token's top-``logprobs`` logprobs too)."""
     from vllm import SamplingParams
 
     engine = llm.llm_engine
     params = SamplingParams(
-        temperature=0.0, max_tokens=STRESS_MAX_TOKENS, ignore_eos=True
+        temperature=0.0,
+        max_tokens=STRESS_MAX_TOKENS,
+        ignore_eos=True,
+        logprobs=logprobs,
     )
+    last_logprobs: dict[str, object] = {}
     preempted_before = _counter(llm, "vllm:num_preemptions")
     ids = [f"stress-{i}" for i in range(STRESS_REQUESTS)]
     to_abort = {rid for i, rid in enumerate(ids) if i % ABORT_EVERY == ABORT_EVERY - 1}
@@ -230,6 +275,8 @@ def run_stress(llm, inputs: list[dict]) -> dict:
             if rid in aborted:
                 after_abort[rid] = after_abort.get(rid, 0) + 1
             rec["tokens"] = list(out.outputs[0].token_ids)
+            if logprobs:
+                last_logprobs[rid] = out.outputs[0].logprobs
             rec["finished"] = out.finished
             rec["finish_reason"] = out.outputs[0].finish_reason
         ready = [
@@ -240,8 +287,12 @@ def run_stress(llm, inputs: list[dict]) -> dict:
         if ready:
             engine.abort_request(ready)
             aborted.update(ready)
+    gen_s = time.perf_counter() - t0
+    if logprobs:
+        for rid, rec in outcome.items():
+            rec["logprobs"] = _top_logprobs(last_logprobs.get(rid))
     return {
-        "gen_s": round(time.perf_counter() - t0, 3),
+        "gen_s": round(gen_s, 3),
         "steps": steps,
         "requests": outcome,
         "aborted": sorted(aborted),
@@ -303,12 +354,15 @@ def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
             "init_s": round(init_s, 2),
             "async_scheduling": bool(config.scheduler_config.async_scheduling),
             "enforce_eager": bool(config.model_config.enforce_eager),
+            "cudagraph_mode": str(config.compilation_config.cudagraph_mode),
         }
         for workload in case.get("workloads", ["greedy"]):
             if workload == "greedy":
                 result.update(run_greedy(llm, case, inputs))
             elif workload == "stress":
-                result["stress"] = run_stress(llm, inputs)
+                result["stress"] = run_stress(
+                    llm, inputs, case.get("stress_logprobs")
+                )
             elif workload == "sample":
                 result["sample"] = run_sample(llm, inputs)
             else:
@@ -324,6 +378,7 @@ def main(argv: list[str]) -> int:
     spec = json.load(open(argv[0]))
     _count_v2_draft_forwards()
     _count_v2_verify_slots()
+    _count_v1_verify_slots()
     results = []
     for case in spec["cases"]:
         try:

@@ -8,6 +8,7 @@ capture), so each engine serves every test that can share it.
 from __future__ import annotations
 
 import os
+import time
 
 K = 5
 TAU = 0.6
@@ -52,6 +53,8 @@ def case(
     }
     if target:
         c["target"] = target
+    if s is None and "stress" in workloads:
+        c["stress_logprobs"] = STRESS_LOGPROBS
     return c
 
 
@@ -62,8 +65,16 @@ V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"} | COMMON
 SYNC_CHECK = {"VLLM_GPU_SYNC_CHECK": "error"}
 ALL = ("greedy", "stress", "sample")
 # The V1 worker trims exited slots in every step that would not replay the
-# FULL decode graph: with the target eager, in every step.
-TRIM = {"enforce_eager": True}
+# FULL decode graph (GPUModelRunner._should_trim_exited_drafts). With
+# piecewise CUDA graphs only, no step does: the trim runs in every verifying
+# step while CUDA graphs stay on (the default FULL_AND_PIECEWISE engine of the
+# plain case replays the FULL decode graph in its uniform decode steps, and
+# trims only in the others, e.g. with a prefill in the batch).
+TRIM = {"compilation_config": {"cudagraph_mode": "PIECEWISE"}}
+# The target-only engines of the stress workload record their top-2 logprobs,
+# so that every divergence of a DSL engine under load can be checked to start
+# at a near-tie of the target (near_ties.py).
+STRESS_LOGPROBS = 2
 
 # Per-request overrides (issue 11) in one batch: thresholds on both sides
 # of the engine default, a cap, and requests that keep the default.
@@ -227,6 +238,31 @@ def missing_models(cases: list[dict]) -> list[str]:
     return sorted(
         n for n in names if not os.path.exists(os.path.join(models, n, "config.json"))
     )
+
+
+def group_models(cases: list[dict]) -> list[str]:
+    """The checkpoint folders (names under DSL_GPU_MODELS) a group's cases
+    load: the default target, case targets and drafts."""
+    names = {c.get("target", "smollm2-135m") for c in cases}
+    names |= {c["spec"]["model"] for c in cases if c["spec"] and "model" in c["spec"]}
+    return sorted(names)
+
+
+def wait_for_models(cases: list[dict], timeout_s: float, poll_s: float = 2.0) -> list[str]:
+    """Wait until every model of ``cases`` is built, i.e. its folder holds the
+    ``.built`` marker that scripts/gpu-host/suite.sh writes once the model's
+    build script exited 0 (a folder alone may still be being written). Returns
+    the models still missing after ``timeout_s`` (empty: all built)."""
+    models = os.environ.get("DSL_GPU_MODELS", "/tmp/gpuhost/models")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        missing = [
+            n for n in group_models(cases)
+            if not os.path.exists(os.path.join(models, n, ".built"))
+        ]
+        if not missing or time.monotonic() >= deadline:
+            return missing
+        time.sleep(poll_s)
 
 
 def results(engine_groups, prompts, group: str) -> dict[str, dict]:

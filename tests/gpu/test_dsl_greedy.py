@@ -5,7 +5,7 @@ number of draft forward passes drops when the threshold exits often."""
 from __future__ import annotations
 
 import pytest
-from gpu_groups import GROUPS, ok, results, tp_results
+from gpu_groups import GROUPS, K, ok, results, tp_results
 
 
 def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
@@ -39,6 +39,10 @@ def test_greedy_token_identical(engine_groups, prompts, group, name, baseline_gr
     base = ok(results(engine_groups, prompts, baseline_group)["target"])
     got = ok(results(engine_groups, prompts, group)[name])
     assert got["enforce_eager"] == (group == "v2-eager"), "CUDA graphs must be on"
+    if name.endswith("_trim"):
+        # Piecewise graphs only: no step replays the FULL decode graph, so
+        # the V1 worker trims in every verifying step.
+        assert got["cudagraph_mode"] == "PIECEWISE", got["cudagraph_mode"]
     assert got["async_scheduling"] == (not group.endswith("-sync"))
     assert got["token_ids"] == base["token_ids"], first_difference(
         got["token_ids"], base["token_ids"]
@@ -159,27 +163,33 @@ def test_tensor_parallel_greedy_token_identical(engine_groups, prompts, name):
     assert got["counters"].get("vllm:spec_decode_num_early_exits", 0) > 0
 
 
-def assert_same_per_draft(plain: dict, trim: dict) -> None:
-    """Two engines' counters agree per draft (within 2%) on drafted tokens,
-    accepted tokens and early exits: a trim changes what is verified only."""
-    for key in (
-        "vllm:spec_decode_num_draft_tokens",
-        "vllm:spec_decode_num_accepted_tokens",
-        "vllm:spec_decode_num_early_exits",
-    ):
-        a = plain[key] / plain["vllm:spec_decode_num_drafts"]
-        b = trim[key] / trim["vllm:spec_decode_num_drafts"]
-        assert abs(a - b) <= 0.02 * max(a, b, 1e-9), (key, a, b)
-
-
 @pytest.mark.gpu_groups("v1-async")
-def test_v1_async_trim_keeps_drafts_and_acceptance(engine_groups, prompts):
-    """Trimming exited slots from the verify batch (V1, async) changes what
-    is verified, not what is drafted or accepted."""
+def test_v1_async_trim_verifies_exactly_the_drafted_tokens(engine_groups, prompts):
+    """V1 async: with piecewise graphs only, every verifying step trims the
+    exited slots (GPUModelRunner._should_trim_exited_drafts), so the target
+    verifies exactly the drafted tokens: fewer slots than the scheduler
+    scheduled (K per request), as many as the drafter reported drafting
+    (the engine's drafted-token counter). Token identity with target-only is
+    test_greedy_token_identical. The two engines' drafted and accepted
+    counts per draft are not compared: the trim engine runs other graphs
+    (piecewise), whose numerics move the drafter's confidence at the
+    threshold (H200: 1.54 vs 1.65 drafted per draft, eager vs FULL)."""
     res = results(engine_groups, prompts, "v1-async")
-    assert_same_per_draft(
-        ok(res["dsl_t0.6_k5"])["counters"], ok(res["dsl_t0.6_k5_trim"])["counters"]
+    trim = ok(res["dsl_t0.6_k5_trim"])
+    slots, counters = trim["verify_slots"], trim["counters"]
+    drafted = counters["vllm:spec_decode_num_draft_tokens"]
+    assert slots["trimmed_steps"] > 0, ("no step trimmed", slots)
+    assert 0 < slots["verified"] < slots["scheduled"], slots
+    # Every drafted token verified, no empty slot. Not exactly equal: under
+    # async scheduling a request that just finished may still verify one
+    # scheduled draft whose counts never reach the metrics (at most one
+    # draft per request, 16 requests), and the last drafts' counts may come
+    # late. Untrimmed, the target would verify K = 5 slots per draft.
+    assert abs(slots["verified"] - drafted) <= 0.05 * drafted + 16 * K, (
+        slots,
+        drafted,
     )
+    assert counters.get("vllm:spec_decode_num_early_exits", 0) > 0
 
 
 @pytest.mark.gpu_groups("v2-async", "v2-sync")

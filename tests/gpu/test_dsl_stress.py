@@ -18,6 +18,7 @@ from collections import Counter
 import pytest
 from engine_worker import ABORT_EVERY, STRESS_MAX_TOKENS, STRESS_REQUESTS
 from gpu_groups import GROUPS, ok, results, tp_results
+from near_ties import MAX_NEAR_TIE_GAP, divergence_violations
 
 TP2 = pytest.mark.skipif("v2-tp2" not in GROUPS, reason="needs DSL_GPU_TP=2")
 
@@ -28,10 +29,6 @@ def group_results(engine_groups, prompts, group: str) -> dict[str, dict]:
     return results(engine_groups, prompts, group)
 
 
-# Greedy outputs of 64 concurrent requests are compared with target-only's
-# under the same load. Batch shapes differ between the engines, so bf16
-# numerics may flip a near-tie; the share of identical requests must stay high.
-MIN_IDENTICAL_SHARE = 0.75
 SIGMAS = 4.0
 
 
@@ -69,15 +66,31 @@ def test_stress_nothing_lost(engine_groups, prompts, group, name):
 @pytest.mark.parametrize(
     "group", ["v2-async", "v1-async", pytest.param("v2-tp2", marks=TP2)]
 )
-def test_stress_greedy_matches_target(engine_groups, prompts, group):
+def test_stress_greedy_diverges_only_at_near_ties(engine_groups, prompts, group):
+    """Greedy outputs of 64 concurrent requests (aborts, preemptions) against
+    target-only's under the same load: batch shapes differ between the
+    engines, so bf16 numerics may flip a near-tie, and then the rest of the
+    request differs. Every request that differs must first differ at a token
+    where the target run's own top-2 logprob gap is at most
+    MAX_NEAR_TIE_GAP, with the DSL token the target's runner-up
+    (near_ties.py; tests/gpu/test_near_ties.py shows that a planted
+    one-token corruption fails this)."""
     res = group_results(engine_groups, prompts, group)
     base = ok(res["target"])["stress"]
     got = ok(res["dsl_t0.6_k5"])["stress"]
-    done = [r for r in got["requests"] if r not in set(got["aborted"])]
-    same = sum(
-        got["requests"][r]["tokens"] == base["requests"][r]["tokens"] for r in done
+    assert set(got["aborted"]) == set(base["aborted"])
+    done = [r for r in sorted(got["requests"]) if r not in set(got["aborted"])]
+    assert done, "no request finished"
+    violations, divergences = divergence_violations(
+        base["requests"], got["requests"], done, MAX_NEAR_TIE_GAP
     )
-    assert same >= MIN_IDENTICAL_SHARE * len(done), f"{same}/{len(done)} identical"
+    gaps = sorted(d["gap"] for d in divergences if d["gap"] is not None)
+    print(
+        f"{group}: {len(done) - len(divergences)}/{len(done)} identical; "
+        f"divergence gaps {[round(g, 3) for g in gaps]}; "
+        f"{got['preemptions']} preemptions"
+    )
+    assert not violations, violations[:10]
 
 
 def _rate(counters: dict, accepted: str, drafted: str) -> tuple[float, float, int]:
