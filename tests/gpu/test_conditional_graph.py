@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 import torch
 
-pytestmark = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
 
 K = 8
 ROWS = 16
@@ -33,6 +32,29 @@ def _capture_kept(body, warmups: int = 1) -> torch.cuda.CUDAGraph:
         body()
     graph.instantiate()
     return graph
+
+
+def test_loop_api_matches_the_suite_calls():
+    """CPU: the calls this module makes bind to the real loop API, and
+    without CUDA the loop reports itself unsupported (the speculators then
+    keep the host loop)."""
+    import inspect
+
+    from vllm.v1.worker.gpu.conditional_graph import (
+        DeviceWhileLoop,
+        device_loops_supported,
+    )
+
+    sig = inspect.signature(DeviceWhileLoop)
+    t = torch.zeros((), dtype=torch.int64)
+    sig.bind(object(), t, t, torch.ones(ROWS, dtype=torch.bool), ROWS)
+    sig.bind(object(), t, t, None, 0)
+    # The speculator's call (standalone_ar/speculator.py) by keyword.
+    sig.bind(object(), step=t, num_steps=t, active=None, num_rows=0)
+    assert {"launch", "close"} <= set(dir(DeviceWhileLoop))
+    if not torch.cuda.is_available():
+        device_loops_supported.cache_clear()
+        assert device_loops_supported() is False
 
 
 def _reference(stop_at: list[int], num_steps: int) -> tuple[int, int]:
@@ -85,6 +107,7 @@ def _run(setup, stops: list[int], bound: int) -> tuple[int, int, list[int]]:
     return int(runs), int(step), seen.tolist()
 
 
+@pytest.mark.cuda
 @pytest.mark.parametrize("stop", range(0, K + 1))
 def test_trip_count_follows_the_device_state(loop_setup, stop):
     """All rows stop after ``stop`` steps: the body runs min(stop + 1, K - 1)
@@ -96,6 +119,7 @@ def test_trip_count_follows_the_device_state(loop_setup, stop):
     assert seen == [0] + [1] * exp_runs + [0] * (K - exp_runs)
 
 
+@pytest.mark.cuda
 def test_the_last_row_decides_and_padding_rows_are_ignored(loop_setup):
     loop, _, _, active, *_ = loop_setup
     stops = [1, 2, 5, 0] + [0] * (ROWS - 4)
@@ -105,6 +129,7 @@ def test_the_last_row_decides_and_padding_rows_are_ignored(loop_setup):
     assert bool(active[ROWS:].all())
 
 
+@pytest.mark.cuda
 def test_replays_with_changed_bounds_without_rebuild(loop_setup):
     loop = loop_setup[0]
     before = loop.num_launches
@@ -113,6 +138,7 @@ def test_replays_with_changed_bounds_without_rebuild(loop_setup):
     assert loop.num_launches == before + 4
 
 
+@pytest.mark.cuda
 def test_no_activity_mask_runs_to_the_bound():
     from vllm.v1.worker.gpu.conditional_graph import DeviceWhileLoop
 
@@ -128,6 +154,7 @@ def test_no_activity_mask_runs_to_the_bound():
     assert (int(runs), int(step)) == (5, 6)
 
 
+@pytest.mark.cuda
 def test_loop_control_cost_per_iteration():
     """Time K - 1 iterations of a ~50 us body: a static graph of K - 1 copies
     vs the WHILE loop (all rows active). The difference per iteration is the

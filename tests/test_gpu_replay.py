@@ -1,0 +1,82 @@
+"""The GPU suite's engine-level tests, replayed on CPU on a committed run's raw
+results (DSL_GPU_REPLAY, tests/gpu/conftest.py), so that a change to those tests
+or to the helpers they share (gpu_groups.py, near_ties.py, engine_worker.py's
+constants) that breaks them fails scripts/fastcheck.sh, not the next GPU session.
+
+Each replayed run has ``replay-expected.txt`` beside its ``raw.tgz``: one line
+per test, ``OUTCOME<TAB>test id[<TAB>text its failure message contains]``. A run
+recorded before the suite checked something new fails those tests for that
+reason (the expected file says which and why); every other test must pass, and
+the TP = 2 tests skip (one GPU). After a GPU session, commit its raw results and
+add the run here with its expected file (all passed but the TP skips).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import tarfile
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "tests" / "gpu" / "results"
+MODULES = ["test_dsl_greedy.py", "test_dsl_stress.py", "test_dsl_eagle.py"]
+# Committed runs with raw results: folder, archive, folder inside the archive.
+RUNS = [("2026-12-01-h200-s9", "raw.tgz", "gpu-raw")]
+
+
+def expected_outcomes(run: str) -> dict[str, tuple[str, str]]:
+    out = {}
+    for line in (RESULTS / run / "replay-expected.txt").read_text().splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        outcome, test_id, *why = line.split("\t")
+        out[test_id] = (outcome, why[0] if why else "")
+    return out
+
+
+def replay(run: str, archive: str, inner: str, tmp: Path) -> dict[str, tuple[str, str]]:
+    """Outcome and failure message of every engine-level test on ``run``."""
+    with tarfile.open(RESULTS / run / archive) as tf:
+        tf.extractall(tmp, filter="data")
+    junit = tmp / "junit.xml"
+    env = {**os.environ, "DSL_GPU_REPLAY": str(tmp / inner)}
+    env.pop("DSL_GPU_TP", None)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         f"--junitxml={junit}", *[f"tests/gpu/{m}" for m in MODULES]],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+    )
+    assert junit.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
+    got = {}
+    for tc in ET.parse(junit).iter("testcase"):
+        test_id = f"{tc.get('classname').split('.')[-1]}.py::{tc.get('name')}"
+        outcome, message = "passed", ""
+        for tag in ("failure", "error", "skipped"):
+            node = tc.find(tag)
+            if node is not None:
+                outcome = {"failure": "failed", "error": "error"}.get(tag, tag)
+                message = node.get("message") or ""
+                break
+        got[test_id] = (outcome, message)
+    return got
+
+
+@pytest.mark.parametrize("run,archive,inner", RUNS)
+def test_gpu_suite_replays_committed_results(tmp_path, run, archive, inner):
+    got = replay(run, archive, inner, tmp_path)
+    want = expected_outcomes(run)
+    assert sorted(got) == sorted(want), (
+        f"tests added: {sorted(set(got) - set(want))}, "
+        f"removed: {sorted(set(want) - set(got))} (update {run}/replay-expected.txt)"
+    )
+    wrong = {
+        t: got[t]
+        for t, (outcome, why) in want.items()
+        if got[t][0] != outcome or why not in got[t][1]
+    }
+    assert not wrong, wrong
