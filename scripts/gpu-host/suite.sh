@@ -22,6 +22,9 @@
 #   SUITE_DIR         work folder on the host (default /tmp/gpu-suite)
 #   SUITE_TIMEOUT_S   limit on pytest (default 480; the tar runs after it)
 #   DSL_GPU_PARALLEL  engine groups at once (default 14: every group)
+#   SUITE_DRAFT_LAYERS  truncated drafts build_models.py writes (default 4; e.g.
+#                     4,16 when a benchmark distils the 16-layer draft beside the
+#                     suite: each smollm2-l<N> gets its .built marker)
 #   PYTEST_ARGS       extra pytest arguments (e.g. "-k 'not eagle'")
 set -euo pipefail
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
@@ -47,8 +50,10 @@ stamp() { echo "[$(( $(date +%s) - T0 ))s] $*" | tee -a "$R/times.log"; }
 # here after its build script exited 0); stale markers of an earlier run go.
 rm -f "$M"/*/.built
 (
-  DRAFT_LAYERS=4 python3 "$S/build_models.py" > "$R/models/build_models.log" 2>&1
-  touch "$M/smollm2-135m/.built" "$M/smollm2-l4/.built"
+  layers=${SUITE_DRAFT_LAYERS:-4}
+  DRAFT_LAYERS=$layers python3 "$S/build_models.py" > "$R/models/build_models.log" 2>&1
+  touch "$M/smollm2-135m/.built"
+  for n in ${layers//,/ }; do touch "$M/smollm2-l$n/.built"; done
   stamp "build_models done"
   python3 "$S/build_eagle.py" > "$R/models/build_eagle.log" 2>&1
   touch "$M/smollm2-eagle/.built" "$M/smollm2-eagle3/.built"

@@ -110,7 +110,7 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
             case("sd_k8", spec(8)),
         ],
     ),
-    # tau = 0 never exits: the DSL machinery must behave exactly as SD.
+    # Floor 0: only the step-cost rule stops the draft loop.
     "v2-tau0": (
         V2,
         [case("dsl_t0_k5", spec(K, 0.0), ("greedy", "sample")), per_request_case()],

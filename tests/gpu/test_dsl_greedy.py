@@ -73,8 +73,9 @@ def test_draft_forward_passes_drop_when_exiting_often(engine_groups, prompts):
 
 @pytest.mark.gpu_groups("v2-tau0")
 def test_per_request_overrides_cut_drafts(engine_groups, prompts):
-    """A mixed batch of per-request thresholds and caps (engine tau = 0, which
-    never exits) drafts fewer tokens than the same engine without overrides."""
+    """A mixed batch of per-request thresholds and caps (engine floor 0: only
+    the step-cost rule stops the loop) drafts fewer tokens than the same
+    engine without overrides."""
     res = results(engine_groups, prompts, "v2-tau0")
     plain = ok(res["dsl_t0_k5"])["counters"]
     mixed = ok(res["dsl_per_request_k5"])["counters"]
@@ -114,9 +115,9 @@ def test_device_loop_runs_exactly_the_needed_steps(engine_groups, prompts, group
     assert len(loop["steps"]) == loop["launches"]
     bad = [s for s in loop["steps"] if s[0] != max(1, s[1]) or s[0] > s[2]]
     assert not bad, bad[:10]
-    if name == "dsl_t0_k5":
-        assert all(s[0] == s[2] for s in loop["steps"]), "tau = 0 never exits"
-    elif name != "dsl_per_request_k5":
+    if name not in ("dsl_t0_k5", "dsl_per_request_k5"):
+        # A floor of 0 stops only where a draft step no longer pays (the
+        # step-cost rule), which this pair need not reach: no claim there.
         assert any(s[0] < s[2] for s in loop["steps"]), "no loop stopped early"
     # The metric arrives one step late on the async output copy: the last
     # proposals' forwards may be missing and ones from before the run (start-up

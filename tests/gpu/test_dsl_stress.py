@@ -93,29 +93,25 @@ def test_stress_greedy_diverges_only_at_near_ties(engine_groups, prompts, group)
     assert not violations, violations[:10]
 
 
-def _rate(counters: dict, accepted: str, drafted: str) -> tuple[float, float, int]:
-    n = counters[drafted] if isinstance(counters[drafted], int) else None
-    a = counters[accepted]
-    assert n, f"nothing drafted ({drafted})"
-    p = a / n
-    return p, math.sqrt(max(p * (1 - p), 1e-6) / n), n
-
-
 def _within_noise(x: tuple, y: tuple) -> bool:
     return abs(x[0] - y[0]) <= SIGMAS * math.hypot(x[1], y[1])
 
 
 @pytest.mark.gpu_groups("v2-async", "v2-tau0")
 def test_temperature1_tau0_acceptance_matches_sd(engine_groups, prompts):
+    """At temperature 1 the DSL machinery (floor 0: the step-cost rule alone
+    decides how far to draft) leaves the first draft's acceptance as SD's:
+    every request drafts position 0, so a distortion of the sampling would
+    show there. Later positions are drafted selectively, by design."""
     sd = ok(results(engine_groups, prompts, "v2-async")["sd_k5"])["sample"]
     dsl = ok(results(engine_groups, prompts, "v2-tau0")["dsl_t0_k5"])["sample"]
-    names = (
-        "vllm:spec_decode_num_accepted_tokens",
-        "vllm:spec_decode_num_draft_tokens",
-    )
-    r_sd = _rate(sd["counters"], *names)
-    r_dsl = _rate(dsl["counters"], *names)
-    assert _within_noise(r_sd, r_dsl), (r_sd, r_dsl)
+    rates = []
+    for c in (sd["counters"], dsl["counters"]):
+        per_pos = c["vllm:spec_decode_num_accepted_tokens_per_pos"]
+        drafts = c["vllm:spec_decode_num_drafts"]
+        p = per_pos[0] / drafts
+        rates.append((p, math.sqrt(max(p * (1 - p), 1e-6) / drafts), drafts))
+    assert _within_noise(*rates), rates
 
 
 @pytest.mark.gpu_groups("v2-async")
