@@ -2,8 +2,7 @@
 # Session 12 (2026-12-02), command D, after b1-b3 were staged: stage b4, then at once
 # - the benchmark's models, in their own process session (they outlive this command):
 #   the 16-layer draft distilled on the target's own greedy continuations (900 steps, as
-#   sessions 9/10), the cost-scaled proxies of both, and the calibration table of the
-#   drafter's confidence (tune split);
+#   sessions 9/10) and the cost-scaled proxies of both;
 # - the in-tree CUDA tests of the series (vllm/tests copies in .gpu-bundles/intree);
 # - the GPU suite (scripts/gpu-host/suite.sh: cheap models, built beside it).
 # Code: the series through 0044 (patches/ of the commit that adds this file).
