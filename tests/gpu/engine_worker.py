@@ -152,8 +152,9 @@ def _count_v2_verify_slots() -> None:
 def _count_v1_verify_slots() -> None:
     """Count the draft slots the V1 runner verifies against those the
     scheduler scheduled, per step, around ``_trim_scheduled_drafts`` (the
-    worker-side trim of exited slots under async scheduling), and the steps
-    it trimmed in."""
+    runner's only place that drops scheduled draft slots: the GPU n-gram
+    drafter's; a DSL exit's empty slots are verified), and the steps it
+    trimmed in."""
     try:
         from vllm.v1.worker import gpu_model_runner as v1
     except ImportError:

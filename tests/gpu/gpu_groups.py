@@ -64,13 +64,12 @@ V2 = {"VLLM_USE_V2_MODEL_RUNNER": "1"} | COMMON
 V1 = {"VLLM_USE_V2_MODEL_RUNNER": "0"} | COMMON
 SYNC_CHECK = {"VLLM_GPU_SYNC_CHECK": "error"}
 ALL = ("greedy", "stress", "sample")
-# The V1 worker trims exited slots in every step that would not replay the
-# FULL decode graph (GPUModelRunner._should_trim_exited_drafts). With
-# piecewise CUDA graphs only, no step does: the trim runs in every verifying
-# step while CUDA graphs stay on (the default FULL_AND_PIECEWISE engine of the
-# plain case replays the FULL decode graph in its uniform decode steps, and
-# trims only in the others, e.g. with a prefill in the batch).
-TRIM = {"compilation_config": {"cudagraph_mode": "PIECEWISE"}}
+# Piecewise CUDA graphs only: every verify step runs piecewise (the plain
+# case's FULL_AND_PIECEWISE engine replays the FULL decode graph in its
+# uniform decode steps). The V1 worker once trimmed exited slots in such
+# steps, which gave a wrong token on the H200 (2026-12-02); it now verifies
+# every scheduled slot, which this case checks in the mode that trimmed.
+PIECEWISE = {"compilation_config": {"cudagraph_mode": "PIECEWISE"}}
 # The target-only engines of the stress workload record their top-2 logprobs,
 # so that every divergence of a DSL engine under load can be checked to start
 # at a near-tie of the target (near_ties.py).
@@ -135,8 +134,9 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         [
             case("target", None, ("greedy", "stress")),
             case("dsl_t0.6_k5", spec(K, TAU), ("greedy", "stress")),
-            # The worker-side trim of exited slots on every step.
-            case("dsl_t0.6_k5_trim", spec(K, TAU), ("greedy", "stress"), **TRIM),
+            case(
+                "dsl_t0.6_k5_piecewise", spec(K, TAU), ("greedy", "stress"), **PIECEWISE
+            ),
         ],
     ),
     "v1-sync": (
@@ -151,7 +151,7 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         [
             case("sd_k5", spec(K)),
             case("dsl_t0.6_k5", spec(K, TAU)),
-            case("dsl_t0.6_k5_trim", spec(K, TAU), **TRIM),
+            case("dsl_t0.6_k5_piecewise", spec(K, TAU), **PIECEWISE),
         ],
     ),
     # EAGLE / EAGLE3 drafting (build_eagle.py): SD and DSL on the V2 runner

@@ -29,7 +29,7 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
         ("v2-eager", "dsl_t0.6_k5", "v2-eager"),
         ("v2-sync", "dsl_t0.6_k5", "v2-async"),
         ("v1-async", "dsl_t0.6_k5", "v1-async"),
-        ("v1-async", "dsl_t0.6_k5_trim", "v1-async"),
+        ("v1-async", "dsl_t0.6_k5_piecewise", "v1-async"),
         ("v1-sync", "dsl_t0.6_k5", "v1-async"),
         ("v2-tau0", "dsl_per_request_k5", "v2-async"),
         ("v1-sync", "dsl_per_request_k5", "v1-async"),
@@ -39,9 +39,7 @@ def test_greedy_token_identical(engine_groups, prompts, group, name, baseline_gr
     base = ok(results(engine_groups, prompts, baseline_group)["target"])
     got = ok(results(engine_groups, prompts, group)[name])
     assert got["enforce_eager"] == (group == "v2-eager"), "CUDA graphs must be on"
-    if name.endswith("_trim"):
-        # Piecewise graphs only: no step replays the FULL decode graph, so
-        # the V1 worker trims in every verifying step.
+    if name.endswith("_piecewise"):
         assert got["cudagraph_mode"] == "PIECEWISE", got["cudagraph_mode"]
     assert got["async_scheduling"] == (not group.endswith("-sync"))
     assert got["token_ids"] == base["token_ids"], first_difference(
@@ -115,9 +113,10 @@ def test_device_loop_runs_exactly_the_needed_steps(engine_groups, prompts, group
     assert len(loop["steps"]) == loop["launches"]
     bad = [s for s in loop["steps"] if s[0] != max(1, s[1]) or s[0] > s[2]]
     assert not bad, bad[:10]
-    if name not in ("dsl_t0_k5", "dsl_per_request_k5"):
-        # A floor of 0 stops only where a draft step no longer pays (the
-        # step-cost rule), which this pair need not reach: no claim there.
+    if name in ("dsl_t0.6_k5", "dsl_t0.9_k8"):
+        # With a high floor some loop stops early. With floor 0 (only the
+        # step-cost rule) or 0.3 at K = 2 this pair need not: the untrained
+        # 4-layer draft is confident (H200, 2026-12-02: no early stop at 0.3).
         assert any(s[0] < s[2] for s in loop["steps"]), "no loop stopped early"
     # The metric arrives one step late on the async output copy: the last
     # proposals' forwards may be missing and ones from before the run (start-up
@@ -165,31 +164,17 @@ def test_tensor_parallel_greedy_token_identical(engine_groups, prompts, name):
 
 
 @pytest.mark.gpu_groups("v1-async")
-def test_v1_async_trim_verifies_exactly_the_drafted_tokens(engine_groups, prompts):
-    """V1 async: with piecewise graphs only, every verifying step trims the
-    exited slots (GPUModelRunner._should_trim_exited_drafts), so the target
-    verifies exactly the drafted tokens: fewer slots than the scheduler
-    scheduled (K per request), as many as the drafter reported drafting
-    (the engine's drafted-token counter). Token identity with target-only is
-    test_greedy_token_identical. The two engines' drafted and accepted
-    counts per draft are not compared: the trim engine runs other graphs
-    (piecewise), whose numerics move the drafter's confidence at the
-    threshold (H200: 1.54 vs 1.65 drafted per draft, eager vs FULL)."""
+def test_v1_async_verifies_every_scheduled_slot(engine_groups, prompts):
+    """V1 async with piecewise graphs only (where the worker once trimmed the
+    slots a DSL exit left empty, and got a token wrong): the target verifies
+    every slot the scheduler scheduled, the empty ones included (always
+    rejected), and the requests still exit early. Token identity with
+    target-only is test_greedy_token_identical."""
     res = results(engine_groups, prompts, "v1-async")
-    trim = ok(res["dsl_t0.6_k5_trim"])
-    slots, counters = trim["verify_slots"], trim["counters"]
-    drafted = counters["vllm:spec_decode_num_draft_tokens"]
-    assert slots["trimmed_steps"] > 0, ("no step trimmed", slots)
-    assert 0 < slots["verified"] < slots["scheduled"], slots
-    # Every drafted token verified, no empty slot. Not exactly equal: under
-    # async scheduling a request that just finished may still verify one
-    # scheduled draft whose counts never reach the metrics (at most one
-    # draft per request, 16 requests), and the last drafts' counts may come
-    # late. Untrimmed, the target would verify K = 5 slots per draft.
-    assert abs(slots["verified"] - drafted) <= 0.05 * drafted + 16 * K, (
-        slots,
-        drafted,
-    )
+    got = ok(res["dsl_t0.6_k5_piecewise"])
+    slots, counters = got["verify_slots"], got["counters"]
+    assert slots["scheduled"] > 0 and slots["trimmed_steps"] == 0, slots
+    assert slots["verified"] == slots["scheduled"], slots
     assert counters.get("vllm:spec_decode_num_early_exits", 0) > 0
 
 
