@@ -13,15 +13,25 @@ arm the median TPOT, and per ratio its median, mean and a 95% t-interval
 over the rounds, with the spread of the first arm's own TPOT between rounds
 (the noise floor).
 
-Arms: ``target``, ``sd<K>``, ``dsl<K>t<tau>``, the last two optionally with a
-batch-size schedule for K, ``@<lo>-<hi>:<K>/...`` (as ``profile_step.py``), or
+Arms: ``target``, ``sd<K>``, ``dsl<K>`` (DSL's cost-aware stop at cap K,
+``"dynamic_lookahead": true``, no threshold), ``dsl<K>t<tau>`` (DSL with the
+per-row floor tau), all but target optionally with a batch-size schedule for
+K, ``@<lo>-<hi>:<K>/...`` (as ``profile_step.py``), or
 from a tune-split choice (``run.py --phase select``): with ``--selection
 FILE`` the arm ``sd*`` is the chosen SD K, ``dsl*`` the chosen DSL (K, tau)
 and ``dsl*t0`` DSL at tau 0 with SD's K (the bookkeeping overhead), all as
 chosen at ``--select-at`` (default ``<dataset>-c<first concurrency>``).
 Besides TPOT, each arm's tokens per engine step per request (the accepted
-length plus one) come from the requests' own step records; the engines'
-Prometheus counters are not per arm here (one registry per process).
+length plus one) come from the requests' own step records. The engines'
+Prometheus counters are not per arm here (one registry per process), so every
+engine gets a stat logger of its own (``SpecCounters``) that sums the
+scheduler's spec-decode stats and counts engine steps (the records that carry
+scheduler stats). Per arm and concurrency point (``points[i]["spec"]``, summed
+over the rounds; per round under ``points[i]["spec_rounds"]``): draft forward
+passes per engine step (DSL arms only: without DSL the worker does not count
+them; SD runs K per drafting step), accepted draft tokens per engine step
+(summed over the batch), drafted tokens per draft (K for SD; less with DSL's
+exits), the acceptance rate and early exits per draft.
 """
 
 from __future__ import annotations
@@ -37,8 +47,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cell import engine_args, run_workload  # noqa: E402
-from profile_step import add_model_args, parse_arm  # noqa: E402
-from run import load_prompts, model_path, num_requests  # noqa: E402
+from profile_step import add_model_args, arm_cell, parse_arm  # noqa: E402
+from run import load_prompts, num_requests  # noqa: E402
 
 # Two-sided 95% Student t quantiles by degrees of freedom.
 T95 = {1: 12.71, 2: 4.30, 3: 3.18, 4: 2.78, 5: 2.57, 6: 2.45, 7: 2.36, 8: 2.31,
@@ -76,6 +86,82 @@ def resolve_arms(names: list[str], selection: dict | None) -> list[str]:
             raise SystemExit(f"--arms: unknown arm {name!r} (sd*, dsl*, dsl*t0)")
         out.append(table[name])
     return list(dict.fromkeys(out))
+
+
+SPEC_FIELDS = ("num_drafts", "num_draft_tokens", "num_accepted_tokens",
+               "num_draft_forwards", "num_draft_tokens_requested",
+               "num_early_exits")
+
+
+class SpecCounters:
+    """One engine's spec-decode totals and engine steps, summed from its own
+    stat logger's records (``stat_logger_factory``)."""
+
+    def __init__(self):
+        self.totals = dict.fromkeys(("steps",) + SPEC_FIELDS, 0)
+
+    def record(self, scheduler_stats) -> None:
+        if scheduler_stats is None:
+            return
+        self.totals["steps"] += 1
+        spec = getattr(scheduler_stats, "spec_decoding_stats", None)
+        if spec is None:
+            return
+        for f in SPEC_FIELDS:
+            self.totals[f] += int(getattr(spec, f, 0) or 0)
+
+    def snapshot(self) -> dict:
+        return dict(self.totals)
+
+    def since(self, before: dict) -> dict:
+        return {k: v - before.get(k, 0) for k, v in self.totals.items()}
+
+
+def stat_logger_factory(counters: SpecCounters):
+    """A per-engine stat logger factory for ``LLMEngine.from_engine_args(...,
+    stat_loggers=[...])`` whose loggers feed ``counters``."""
+    from vllm.v1.metrics.loggers import StatLoggerBase
+
+    class _Logger(StatLoggerBase):
+        def __init__(self, vllm_config, engine_index: int = 0):
+            self.engine_index = engine_index
+
+        def record(self, scheduler_stats, iteration_stats,
+                   mm_cache_stats=None, engine_idx: int = 0):
+            counters.record(scheduler_stats)
+
+        def log_engine_initialized(self):
+            pass
+
+    return lambda vllm_config, engine_index=0: _Logger(vllm_config, engine_index)
+
+
+def spec_rates(t: dict, dynamic: bool) -> dict:
+    """Per-step and per-draft figures of summed ``SpecCounters`` totals.
+    ``draft_forwards_per_step`` is None for an arm without DSL (its worker
+    does not count draft forwards)."""
+    def div(a, b):
+        return a / b if b else None
+    return {**t,
+            "draft_forwards_per_step": (div(t["num_draft_forwards"], t["steps"])
+                                        if dynamic else None),
+            "accepted_per_step": div(t["num_accepted_tokens"], t["steps"]),
+            "drafted_per_draft": div(t["num_draft_tokens"], t["num_drafts"]),
+            "accepted_per_draft": div(t["num_accepted_tokens"], t["num_drafts"]),
+            "acceptance_rate": div(t["num_accepted_tokens"], t["num_draft_tokens"]),
+            "early_exits_per_draft": div(t["num_early_exits"], t["num_drafts"])}
+
+
+def spec_line(r: dict) -> str:
+    """The summary's spec-decode figures of one arm (``spec_rates``)."""
+    def f(x, fmt="{:.2f}"):
+        return "n/a" if x is None else fmt.format(x)
+    return (f"draft fwd/step {f(r['draft_forwards_per_step'])}, "
+            f"accepted/step {f(r['accepted_per_step'])}, "
+            f"drafted/draft {f(r['drafted_per_draft'])}, "
+            f"acceptance {f(r['acceptance_rate'], '{:.3f}')}, "
+            f"exits/draft {f(r['early_exits_per_draft'])} "
+            f"({r['steps']} steps)")
 
 
 def tokens_per_step(requests: list[dict]) -> float:
@@ -127,11 +213,10 @@ def main(argv: list[str]) -> int:
             return None
 
     def start_arm(arm):
-        cell = {"model": model_path(args.models, args.target),
-                "draft": model_path(args.models, args.draft) if arm["k"] else None,
-                "k": arm["k"], "tau": arm["tau"], "schedule": arm["schedule"],
-                "engine": json.loads(args.engine)}
-        engine = LLMEngine.from_engine_args(engine_args(cell))
+        cell = arm_cell(arm, args.models, args.target, args.draft,
+                        json.loads(args.engine))
+        engine = LLMEngine.from_engine_args(
+            engine_args(cell), stat_loggers=[stat_logger_factory(spec[arm["name"]])])
         for c in conc:
             run_workload(engine, prompts, c, c, 16, None, f"warm{c}")
         return engine
@@ -139,6 +224,7 @@ def main(argv: list[str]) -> int:
     # An arm whose engine fails (at start-up or in a round) is dropped with
     # its error in the output; the others go on.
     failed: dict[str, str] = {}
+    spec = {a["name"]: SpecCounters() for a in arms}
     t0 = time.perf_counter()
     with ThreadPoolExecutor(len(arms)) as pool:
         engines = list(pool.map(start, arms))
@@ -162,6 +248,7 @@ def main(argv: list[str]) -> int:
         tpots: dict[str, list[float]] = {a["name"]: [] for a in arms}
         counters: dict[str, list[dict]] = {a["name"]: [] for a in arms}
         per_step: dict[str, list[float]] = {a["name"]: [] for a in arms}
+        spec_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
         for r in range(args.rounds):
             order = list(range(len(arms)))
             if r % 2:
@@ -169,6 +256,7 @@ def main(argv: list[str]) -> int:
             for i in order:
                 if arms[i]["name"] in failed:
                     continue
+                before = spec[arms[i]["name"]].snapshot()
                 try:
                     res = run_workload(engines[i], prompts, c, n, args.max_tokens,
                                        None, f"r{r}c{c}")
@@ -183,9 +271,17 @@ def main(argv: list[str]) -> int:
                 tpots[arms[i]["name"]].append(1e3 * statistics.fmean(vals))
                 counters[arms[i]["name"]].append(res["counters"])
                 per_step[arms[i]["name"]].append(tokens_per_step(res["requests"]))
+                spec_rounds[arms[i]["name"]].append(spec[arms[i]["name"]].since(before))
         base = arms[0]["name"]
+        spec_point = {}
+        for a in arms:
+            rounds = spec_rounds[a["name"]]
+            if rounds:
+                total = {k: sum(x[k] for x in rounds) for k in rounds[0]}
+                spec_point[a["name"]] = spec_rates(total, a.get("dynamic", False))
         point = {"concurrency": c, "requests": n, "tpot_ms": tpots,
-                 "counters": counters, "tokens_per_step": per_step, "ratios": {}}
+                 "counters": counters, "tokens_per_step": per_step,
+                 "spec": spec_point, "spec_rounds": spec_rounds, "ratios": {}}
         m, lo, hi = ci(tpots[base])
         noise = (max(tpots[base]) - min(tpots[base])) / statistics.median(tpots[base])
         lines.append(f"c={c} ({n} requests x {args.rounds} rounds): {base} "
@@ -204,6 +300,10 @@ def main(argv: list[str]) -> int:
                          f" ms; TPOT / {base}: median {statistics.median(ratios):.4f}, "
                          f"mean {rm:.4f} [95% CI {rlo:.4f}, {rhi:.4f}]; tokens/step "
                          f"{statistics.fmean(per_step[a['name']]):.2f}")
+        for a in arms:
+            r = spec_point.get(a["name"])
+            if r is not None and (r["num_drafts"] or a["k"]):
+                lines.append(f"  {a['name']:10} {spec_line(r)}")
         out["points"].append(point)
         out["summary"] = lines
         # After every point, so a run cut by a time limit keeps what it measured.

@@ -40,7 +40,8 @@ def serve_cmd(model: str, draft: str, arm: dict, port: int, engine: dict) -> lis
            "--kv-cache-memory-bytes", str(engine.get("kv_cache_memory_bytes", 2 << 30)),
            "--gpu-memory-utilization", str(engine.get("gpu_memory_utilization", 0.2))]
     if arm["k"]:
-        spec = speculative_config(draft, arm["k"], arm["tau"], arm["schedule"])
+        spec = speculative_config(draft, arm["k"], arm["tau"], arm["schedule"],
+                                  arm.get("dynamic", False))
         cmd += ["--speculative-config", json.dumps(spec)]
     return cmd
 

@@ -20,6 +20,7 @@ CELL.json::
 
     {"name": str, "model": path, "draft": path | null, "k": int,
      "tau": float | null, "schedule": [[lo, hi, K], ...] | null,
+     "dynamic": bool (optional: DSL without tau, "dynamic_lookahead"),
      "engine": {EngineArgs overrides},
      "max_tokens": int, "prompts": {"<dataset>-<split>": [[token ids], ...]},
      "workloads": [{"prompts": "<dataset>-<split>", "concurrency": int,
@@ -52,12 +53,17 @@ from harness import _metric_snapshot as spec_counters  # noqa: E402
 
 
 def speculative_config(draft: str, k: int, tau: float | None,
-                       schedule: list[list[int]] | None = None) -> dict:
-    """The ``--speculative-config`` of a draft-model arm: SD at K, DSL with a
-    threshold, either with a batch-size schedule for K."""
+                       schedule: list[list[int]] | None = None,
+                       dynamic: bool = False) -> dict:
+    """The ``--speculative-config`` of a draft-model arm: SD at K; DSL with a
+    threshold (which turns DSL on by itself); DSL's cost-aware stop alone
+    (``dynamic`` with no threshold: ``"dynamic_lookahead": true``); any of
+    them with a batch-size schedule for K."""
     spec: dict = {"method": "draft_model", "model": draft, "num_speculative_tokens": k}
     if tau is not None:
         spec["draft_confidence_threshold"] = tau
+    elif dynamic:
+        spec["dynamic_lookahead"] = True
     if schedule:
         spec["num_speculative_tokens_per_batch_size"] = schedule
     return spec
@@ -80,7 +86,8 @@ def engine_args(cell: dict):
     )
     if cell.get("draft"):
         kwargs["speculative_config"] = speculative_config(
-            cell["draft"], cell["k"], cell.get("tau"), cell.get("schedule"))
+            cell["draft"], cell["k"], cell.get("tau"), cell.get("schedule"),
+            cell.get("dynamic", False))
     kwargs.update(cell.get("engine", {}))
     return EngineArgs(**kwargs)
 

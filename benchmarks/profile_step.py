@@ -19,7 +19,9 @@ cProfile slows Python down several-fold: its per-step times rank the costs,
 the timed run's TPOT is the real one. Not a benchmark: one run per arm, no
 interleaving (``run.py`` is the benchmark).
 
-Arms: ``target``, ``sd<K>``, ``dsl<K>t<tau>`` (e.g. ``dsl4t0``, ``dsl8t0.4``).
+Arms: ``target``, ``sd<K>``, ``dsl<K>`` (DSL's cost-aware stop at cap K,
+``"dynamic_lookahead": true``, no threshold), ``dsl<K>t<tau>`` (DSL with the
+per-row floor tau, e.g. ``dsl4t0``, ``dsl8t0.4``).
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cell import engine_args, run_workload  # noqa: E402
 from run import load_prompts, model_path  # noqa: E402
 
-ARM = re.compile(r"^(target|sd(\d+)|dsl(\d+)t([0-9.]+))"
+ARM = re.compile(r"^(target|sd(\d+)|dsl(\d+)(?:t([0-9.]+))?)"
                  r"(?:@(\d+-\d+:\d+(?:/\d+-\d+:\d+)*))?$")
 # Host calls the torch profiler records, per engine step.
 LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch",
@@ -58,25 +60,43 @@ def add_model_args(ap: argparse.ArgumentParser, dataset: str) -> None:
 
 
 def parse_arm(name: str) -> dict:
-    """``target``, ``sd<K>`` or ``dsl<K>t<tau>``, the last two optionally with a
-    batch-size schedule for K (``num_speculative_tokens_per_batch_size``):
-    ``@<lo>-<hi>:<K>/...``, e.g. ``dsl8t0.5@1-7:8/8-64:0`` drafts up to 8 with
-    fewer than 8 requests scheduled and nothing from 8 on."""
+    """``target``, ``sd<K>``, ``dsl<K>`` or ``dsl<K>t<tau>``, the last three
+    optionally with a batch-size schedule for K
+    (``num_speculative_tokens_per_batch_size``): ``@<lo>-<hi>:<K>/...``, e.g.
+    ``dsl8t0.5@1-7:8/8-64:0`` drafts up to 8 with fewer than 8 requests
+    scheduled and nothing from 8 on.
+
+    ``dynamic`` is True for both DSL forms: ``dsl<K>`` is DSL's cost-aware
+    stop alone (``"dynamic_lookahead": true``, ``tau`` None), ``dsl<K>t<tau>``
+    sets the floor ``draft_confidence_threshold`` tau (which turns DSL on by
+    itself)."""
     m = ARM.match(name)
     if m is None or (name.startswith("target") and m.group(5)):
-        raise SystemExit(f"--arms: unknown arm {name!r} (target, sd<K>, "
-                         "dsl<K>t<tau>, either of the last two with "
+        raise SystemExit(f"--arms: unknown arm {name!r} (target, sd<K>, dsl<K>, "
+                         "dsl<K>t<tau>, any but target with "
                          "@<lo>-<hi>:<K>/...)")
     if name == "target":
-        return {"name": name, "k": 0, "tau": None, "schedule": None}
+        return {"name": name, "k": 0, "tau": None, "schedule": None,
+                "dynamic": False}
     schedule = None
     if m.group(5):
         schedule = [[int(x) for x in part.replace(":", "-").split("-")]
                     for part in m.group(5).split("/")]
     if m.group(2):
-        return {"name": name, "k": int(m.group(2)), "tau": None, "schedule": schedule}
-    return {"name": name, "k": int(m.group(3)), "tau": float(m.group(4)),
-            "schedule": schedule}
+        return {"name": name, "k": int(m.group(2)), "tau": None,
+                "schedule": schedule, "dynamic": False}
+    tau = float(m.group(4)) if m.group(4) is not None else None
+    return {"name": name, "k": int(m.group(3)), "tau": tau,
+            "schedule": schedule, "dynamic": True}
+
+
+def arm_cell(arm: dict, models: str, target: str, draft: str,
+             engine: dict) -> dict:
+    """The ``cell.py`` cell (engine part) of a parsed arm."""
+    return {"model": model_path(models, target),
+            "draft": model_path(models, draft) if arm["k"] else None,
+            "k": arm["k"], "tau": arm["tau"], "schedule": arm["schedule"],
+            "dynamic": arm.get("dynamic", False), "engine": engine}
 
 
 class StepCounter:
@@ -98,10 +118,8 @@ def child(args) -> int:
     from vllm.v1.engine.llm_engine import LLMEngine
 
     arm = parse_arm(args.arm)
-    cell = {"model": model_path(args.models, args.target),
-            "draft": model_path(args.models, args.draft) if arm["k"] else None,
-            "k": arm["k"], "tau": arm["tau"], "schedule": arm["schedule"],
-            "engine": json.loads(args.engine)}
+    cell = arm_cell(arm, args.models, args.target, args.draft,
+                    json.loads(args.engine))
     prompts = load_prompts(args.prompts, args.dataset, 1024)
     engine = LLMEngine.from_engine_args(engine_args(cell))
     steps = StepCounter(engine)
@@ -185,7 +203,8 @@ def report(out: Path, arms: list[str], top: int) -> str:
         lines.append(f"{a} host calls per step: " + ", ".join(
             f"{k} {v:.1f}" for k, v in r["host_calls_per_step"].items()))
     for a, r in res.items():
-        if r["arm"]["tau"] is None:
+        # DSL arms only (files written before ``dsl<K>`` have no "dynamic").
+        if not r["arm"].get("dynamic") and r["arm"]["tau"] is None:
             continue
         base = f"sd{r['arm']['k']}"
         if base not in res:

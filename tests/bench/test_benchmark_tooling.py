@@ -280,23 +280,40 @@ class _FakeEngines:
     not start; ``run_fails`` maps an arm to the (concurrency, round) whose
     workload raises. TPOT per arm is fixed, so the ratios are known."""
 
-    TPOT = {"sd4": 4.0, "sd3": 3.0, "dsl8t0.5": 2.0}
+    TPOT = {"sd4": 4.0, "sd3": 3.0, "dsl8t0.5": 2.0, "dsl6": 2.5}
+    # Per engine step of an arm's workload: (drafts, drafted, accepted, draft
+    # forwards, early exits); each workload runs STEPS steps, plus one record
+    # without spec-decode stats (a prefill step).
+    SPEC = {"sd4": (2, 8, 4, 0, 0), "sd3": (2, 6, 3, 0, 0),
+            "dsl8t0.5": (2, 10, 6, 5, 1), "dsl6": (2, 7, 5, 4, 2)}
+    STEPS = 3
 
     def __init__(self, start_fails=(), run_fails=None):
         self.start_fails = set(start_fails)
         self.run_fails = run_fails or {}
+        self.loggers: dict[str, object] = {}
 
     def install(self, monkeypatch, abab):
         import vllm.v1.engine.llm_engine as llm_engine
+        from vllm.v1.metrics.stats import SchedulerStats
+        from vllm.v1.spec_decode.metrics import SpecDecodingStats
 
         monkeypatch.setattr(abab, "engine_args", lambda cell: cell)
         monkeypatch.setattr(abab, "load_prompts", lambda *a: [[1, 2, 3]])
 
-        def from_engine_args(cell):
-            name = ("sd%d" % cell["k"] if cell["tau"] is None
-                    else "dsl%dt%s" % (cell["k"], cell["tau"]))
+        def from_engine_args(cell, stat_loggers=None):
+            if not cell["k"]:
+                name = "target"
+            elif not cell["dynamic"]:
+                name = "sd%d" % cell["k"]
+            elif cell["tau"] is None:
+                name = "dsl%d" % cell["k"]
+            else:
+                name = "dsl%dt%s" % (cell["k"], cell["tau"])
             if name in self.start_fails:
                 raise RuntimeError(f"{name} out of memory")
+            (factory,) = stat_loggers
+            self.loggers[name] = factory(None, 0)
             return name
 
         monkeypatch.setattr(llm_engine.LLMEngine, "from_engine_args",
@@ -305,6 +322,18 @@ class _FakeEngines:
         def run_workload(engine, prompts, c, n, max_tokens, extra, tag):
             if tag.startswith("r") and self.run_fails.get(engine) == tag:
                 raise RuntimeError(f"{engine} died")
+            logger = self.loggers[engine]
+            logger.record(SchedulerStats(), None)
+            for _ in range(self.STEPS):
+                drafts, drafted, accepted, forwards, exits = self.SPEC.get(
+                    engine, (0, 0, 0, 0, 0))
+                spec = SpecDecodingStats.new(8)
+                spec.num_drafts, spec.num_draft_tokens = drafts, drafted
+                spec.num_accepted_tokens, spec.num_draft_forwards = accepted, forwards
+                spec.num_early_exits = exits
+                logger.record(SchedulerStats(spec_decoding_stats=spec), None)
+            # Records that carry no scheduler stats are not engine steps.
+            logger.record(None, None)
             t = self.TPOT[engine] / 1e3
             return {"requests": [{"tpot": t, "deltas": [1, 2]}] * n, "counters": {}}
 
@@ -355,3 +384,50 @@ def test_abab_keeps_finished_points_when_a_later_one_fails(tmp_path, monkeypatch
     data = json.loads(out.read_text())
     assert [p["concurrency"] for p in data["points"]] == [1]
     assert data["points"][0]["ratios"]["sd3"]["median"] == pytest.approx(0.75)
+
+
+def test_abab_spec_counters_are_per_arm(tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,dsl6,dsl8t0.5")
+    _FakeEngines().install(monkeypatch, abab)
+    assert abab.main(args) == 0
+    data = json.loads(out.read_text())
+    for point in data["points"]:
+        spec = point["spec"]
+        # 2 rounds, each 3 steps with spec stats + 1 without.
+        steps = 2 * (_FakeEngines.STEPS + 1)
+        assert {a: spec[a]["steps"] for a in spec} == dict.fromkeys(
+            ("sd4", "dsl6", "dsl8t0.5"), steps)
+        assert spec["dsl6"]["draft_forwards_per_step"] == pytest.approx(2 * 3 * 4 / steps)
+        assert spec["dsl6"]["accepted_per_step"] == pytest.approx(2 * 3 * 5 / steps)
+        assert spec["dsl6"]["drafted_per_draft"] == pytest.approx(7 / 2)
+        assert spec["dsl6"]["early_exits_per_draft"] == pytest.approx(1.0)
+        assert spec["dsl8t0.5"]["draft_forwards_per_step"] == pytest.approx(2 * 3 * 5 / steps)
+        assert spec["dsl8t0.5"]["drafted_per_draft"] == pytest.approx(5.0)
+        # SD's worker does not count draft forwards: none, not zero.
+        assert spec["sd4"]["draft_forwards_per_step"] is None
+        assert spec["sd4"]["drafted_per_draft"] == pytest.approx(4.0)
+        assert spec["sd4"]["acceptance_rate"] == pytest.approx(0.5)
+        assert [r["num_accepted_tokens"] for r in point["spec_rounds"]["dsl6"]] == [15, 15]
+    line = next(x for x in data["summary"] if x.strip().startswith("dsl6") and "fwd" in x)
+    assert "draft fwd/step 3.00" in line and "drafted/draft 3.50" in line
+    assert any("sd4" in x and "draft fwd/step n/a" in x for x in data["summary"])
+
+
+def test_dsl_arm_without_a_threshold_turns_dynamic_lookahead_on():
+    from cell import speculative_config
+    from profile_step import arm_cell, parse_arm
+
+    arm = parse_arm("dsl6")
+    assert (arm["k"], arm["tau"], arm["dynamic"]) == (6, None, True)
+    cell = arm_cell(arm, "/m", "t", "/m/d", {})
+    assert speculative_config(cell["draft"], cell["k"], cell["tau"], cell["schedule"],
+                              cell["dynamic"]) == {
+        "method": "draft_model", "model": "/m/d", "num_speculative_tokens": 6,
+        "dynamic_lookahead": True}
+    # The threshold form and SD are as before (old result files' arms).
+    assert parse_arm("dsl8t0.5")["tau"] == 0.5 and parse_arm("dsl8t0.5")["dynamic"]
+    assert not parse_arm("sd3")["dynamic"]
+    assert speculative_config("/m/d", 8, 0.5) == {
+        "method": "draft_model", "model": "/m/d", "num_speculative_tokens": 8,
+        "draft_confidence_threshold": 0.5}
+    assert parse_arm("dsl4@1-7:4/8-64:0")["schedule"] == [[1, 7, 4], [8, 64, 0]]
