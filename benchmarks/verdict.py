@@ -1,0 +1,178 @@
+"""DSL against best-K SD, per pair and concurrency, from abab.py runs.
+
+    python benchmarks/verdict.py [--dsl-arm dsl6] [--tune FILE] [--out verdict.json] \\
+        [NAME=]ABAB.json ...
+
+Each input is one ``abab.py`` result of one model pair (labelled NAME, else
+``<target>/<draft>`` from the file) at several concurrencies, with the arms
+``target``, ``sd<K>`` (any Ks) and one DSL arm (``--dsl-arm``). Per pair and
+concurrency, one row of ``verdict.json`` (a JSON list):
+
+- ``best_sd_k``: the SD arm with the lowest median TPOT at that concurrency,
+  read off this same run (``best_sd_note`` says so: it favours SD, whose K
+  is picked on the very rounds it is compared on), or, with ``--tune FILE``,
+  the K chosen on a tune split: an ``abab.py`` result on the tune split (best
+  K per concurrency read off it), a ``run.py`` ``selection.json`` (``sd_k`` at
+  ``<dataset>-c<c>``), or ``{"<c>": K, ...}``;
+- ``best_sd_tpot_ms``, ``dsl_tpot_ms``, ``target_tpot_ms``: median TPOT over
+  the rounds (null for an arm the run lacks);
+- ``ratio_dsl_vs_best_sd`` = best-K SD TPOT / DSL TPOT, the mean over rounds
+  of the per-round ratio (each round's two runs are adjacent in time):
+  **> 1 means DSL is faster**, < 1 that best-K SD is; ``ci95`` its 95%
+  t-interval over the rounds (null with one round); ``call``: "DSL faster" or
+  "SD faster" when the interval excludes 1, else "tie";
+- ``noise``: the round-to-round spread of the run's base arm (its first arm,
+  as ``abab.py`` reports it): (max - min) / median of its TPOT;
+- ``dsl_draft_forwards_per_step``, ``dsl_accepted_per_step``: the DSL arm's
+  draft forward passes and accepted draft tokens per engine step (its own
+  stat logger in ``abab.py``; null in files from before it).
+
+A short table is printed too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from abab import ci  # noqa: E402
+
+RATIO_NOTE = "best-K SD TPOT / DSL TPOT: > 1 means DSL is faster"
+SAME_RUN = "best K read off this same run, which favours SD"
+SD = re.compile(r"^sd(\d+)$")
+
+
+def _num(x: float | None) -> float | None:
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def best_k(point: dict) -> int | None:
+    """The SD K with the lowest median TPOT at an abab point."""
+    meds = {int(m.group(1)): statistics.median(v)
+            for a, v in point["tpot_ms"].items() if (m := SD.match(a)) and v}
+    return min(meds, key=meds.get) if meds else None
+
+
+def tuned_ks(tune: dict, dataset: str) -> dict[int, int]:
+    """Per concurrency the SD K chosen on a tune split, from an abab.py result,
+    a run.py selection.json or ``{"<c>": K}``."""
+    if "points" in tune:
+        return {p["concurrency"]: k for p in tune["points"]
+                if (k := best_k(p)) is not None}
+    out: dict[int, int] = {}
+    prefix = dataset.rsplit("-", 1)[0]
+    for key, value in tune.items():
+        if isinstance(value, dict):
+            m = re.fullmatch(rf"{re.escape(prefix)}-c(\d+)", key)
+            if m and value.get("sd_k") is not None:
+                out[int(m.group(1))] = int(value["sd_k"])
+        else:
+            out[int(key)] = int(value)
+    return out
+
+
+def rows_of(name: str | None, data: dict, dsl_arm: str,
+            tune: dict[int, int] | None, tune_name: str | None) -> list[dict]:
+    pair = name or f"{data.get('target')}/{data.get('draft')}"
+    base = data["arms"][0]
+    rows = []
+    for point in data["points"]:
+        c = point["concurrency"]
+        tpot = point["tpot_ms"]
+
+        def med(arm):
+            v = tpot.get(arm) or []
+            return statistics.median(v) if v else None
+
+        if tune is not None:
+            k = tune.get(c)
+            note = (f"K chosen on the tune split ({tune_name})" if k is not None
+                    else f"no K for c={c} in the tune split ({tune_name})")
+            if k is not None and not tpot.get(f"sd{k}"):
+                note += f"; sd{k} was not measured in this run"
+        else:
+            k, note = best_k(point), SAME_RUN
+        sd, dsl = tpot.get(f"sd{k}") or [], tpot.get(dsl_arm) or []
+        per_round = [s / d for s, d in zip(sd, dsl)]
+        mean, lo, hi = ci(per_round) if per_round else (None, None, None)
+        lo, hi = _num(lo), _num(hi)
+        call = None
+        if lo is not None and hi is not None:
+            call = "DSL faster" if lo > 1 else "SD faster" if hi < 1 else "tie"
+        b = tpot.get(base) or []
+        noise = (max(b) - min(b)) / statistics.median(b) if b else None
+        spec = (point.get("spec") or {}).get(dsl_arm) or {}
+        rows.append({
+            "pair": pair, "concurrency": c, "best_sd_k": k,
+            "best_sd_tpot_ms": med(f"sd{k}") if k is not None else None,
+            "dsl_tpot_ms": med(dsl_arm), "target_tpot_ms": med("target"),
+            "ratio_dsl_vs_best_sd": mean, "ci95": [lo, hi], "noise": noise,
+            "dsl_draft_forwards_per_step": spec.get("draft_forwards_per_step"),
+            "dsl_accepted_per_step": spec.get("accepted_per_step"),
+            "best_sd_note": note,
+            "call": call, "rounds": len(per_round), "per_round_ratio": per_round,
+            "dsl_arm": dsl_arm, "noise_arm": base, "ratio_note": RATIO_NOTE,
+        })
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    def f(x, fmt=".3f"):
+        return "-" if x is None else format(x, fmt)
+    lines = [f"ratio = {RATIO_NOTE}",
+             f"{'pair':32} {'c':>3} {'K':>2} {'SD ms':>7} {'DSL ms':>7} "
+             f"{'tgt ms':>7} {'ratio':>6} {'95% CI':>15} {'noise':>6} "
+             f"{'fwd/st':>6} {'acc/st':>6}  call"]
+    for r in rows:
+        lo, hi = r["ci95"]
+        lines.append(
+            f"{r['pair'][:32]:32} {r['concurrency']:3d} {f(r['best_sd_k'], 'd'):>2} "
+            f"{f(r['best_sd_tpot_ms']):>7} {f(r['dsl_tpot_ms']):>7} "
+            f"{f(r['target_tpot_ms']):>7} {f(r['ratio_dsl_vs_best_sd']):>6} "
+            f"{'[' + f(lo) + ', ' + f(hi) + ']':>15} "
+            f"{f(r['noise'] and 100 * r['noise'], '.1f') + '%':>6} "
+            f"{f(r['dsl_draft_forwards_per_step'], '.2f'):>6} "
+            f"{f(r['dsl_accepted_per_step'], '.2f'):>6}  {r['call'] or '-'}")
+    notes = sorted({r["best_sd_note"] for r in rows})
+    return "\n".join(lines + [f"K: {n}" for n in notes])
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("runs", nargs="+", help="abab.py result files, [NAME=]FILE")
+    ap.add_argument("--dsl-arm", required=True, help="the DSL arm, e.g. dsl6")
+    ap.add_argument("--tune", type=Path,
+                    help="per-concurrency SD K chosen on a tune split (see below)")
+    ap.add_argument("--out", type=Path, default=Path("verdict.json"),
+                    help=f"the rows (JSON list); ratio_dsl_vs_best_sd = {RATIO_NOTE}")
+    args = ap.parse_args(argv)
+    rows: list[dict] = []
+    tune_data = json.loads(args.tune.read_text()) if args.tune else None
+    for spec in args.runs:
+        name, _, path = spec.rpartition("=")
+        data = json.loads(Path(path).read_text())
+        if args.dsl_arm not in data["arms"]:
+            sys.stderr.write(f"verdict: {path} has no arm {args.dsl_arm} "
+                             f"({', '.join(data['arms'])}; failed: "
+                             f"{data.get('failed') or {}})\n")
+        tune = (tuned_ks(tune_data, data.get("dataset", "")) if tune_data is not None
+                else None)
+        rows += rows_of(name or None, data, args.dsl_arm, tune,
+                        str(args.tune) if args.tune else None)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(rows, indent=1))
+    print(table(rows))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

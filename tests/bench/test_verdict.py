@@ -1,0 +1,125 @@
+"""``benchmarks/verdict.py`` on synthetic ``abab.py`` results: best K, the
+direction of the ratio, its interval, the tune-split K and the CLI."""
+
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "benchmarks"
+sys.path.insert(0, str(BENCH))
+import verdict  # noqa: E402
+
+# Per round TPOT (ms). c=1: sd3 is SD's best and DSL beats it by 1.25x;
+# c=8: sd2 is SD's best and DSL is slower (0.8x).
+TPOT = {
+    1: {"target": [10.0, 10.4, 9.6, 10.0], "sd2": [5.0, 5.1, 4.9, 5.0],
+        "sd3": [4.0, 4.2, 3.8, 4.0], "sd4": [4.4, 4.5, 4.3, 4.4],
+        "dsl6": [3.2, 3.2, 3.2, 3.2]},
+    8: {"target": [12.0, 12.0, 12.0, 12.0], "sd2": [5.0, 5.0, 5.0, 5.0],
+        "sd3": [5.5, 5.6, 5.4, 5.5], "sd4": [6.0, 6.0, 6.0, 6.0],
+        "dsl6": [6.25, 6.0, 6.5, 6.25]},
+}
+
+
+def abab_result(tmp_path: Path, name="abab.json", tpot=TPOT) -> Path:
+    points = []
+    for c, t in tpot.items():
+        points.append({
+            "concurrency": c, "requests": 2 * c, "tpot_ms": t,
+            "spec": {"dsl6": {"draft_forwards_per_step": 3.5 if c == 1 else 5.0,
+                              "accepted_per_step": 2.0 * c}}})
+    data = {"arms": ["target", "sd2", "sd3", "sd4", "dsl6"], "dataset": "sharegpt-test",
+            "target": "t-x8b", "draft": "d-x1b", "rounds": 4, "failed": {},
+            "points": points}
+    path = tmp_path / name
+    path.write_text(json.dumps(data))
+    return path
+
+
+def run(tmp_path, *args) -> tuple[list[dict], str]:
+    out = tmp_path / "verdict.json"
+    res = subprocess.run([sys.executable, str(BENCH / "verdict.py"), "--dsl-arm", "dsl6",
+                          "--out", str(out), *map(str, args)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stdout + res.stderr
+    return json.loads(out.read_text()), res.stdout
+
+
+def test_best_k_and_the_ratio_is_sd_over_dsl(tmp_path):
+    rows, text = run(tmp_path, abab_result(tmp_path))
+    assert isinstance(rows, list) and len(rows) == 2
+    c1, c8 = rows
+    assert (c1["pair"], c1["concurrency"], c1["best_sd_k"]) == ("t-x8b/d-x1b", 1, 3)
+    assert c8["best_sd_k"] == 2
+    assert c1["best_sd_tpot_ms"] == pytest.approx(4.0)
+    assert c1["dsl_tpot_ms"] == pytest.approx(3.2)
+    assert c1["target_tpot_ms"] == pytest.approx(10.0)
+    # > 1: DSL faster. Inverted (DSL / SD) this would be 0.8 at c=1.
+    ratios = [4.0 / 3.2, 4.2 / 3.2, 3.8 / 3.2, 4.0 / 3.2]
+    assert c1["ratio_dsl_vs_best_sd"] == pytest.approx(statistics.fmean(ratios))
+    assert c1["ratio_dsl_vs_best_sd"] == pytest.approx(1.25)
+    assert c1["call"] == "DSL faster"
+    assert c8["ratio_dsl_vs_best_sd"] == pytest.approx(
+        statistics.fmean([5.0 / 6.25, 5.0 / 6.0, 5.0 / 6.5, 5.0 / 6.25]))
+    assert c8["ratio_dsl_vs_best_sd"] < 1 and c8["call"] == "SD faster"
+    # The 95% t-interval over 4 rounds (df 3: t = 3.18).
+    half = 3.18 * statistics.stdev(ratios) / 2
+    assert c1["ci95"] == pytest.approx([1.25 - half, 1.25 + half])
+    assert c1["ci95"][0] > 1
+    # The base arm's (target's) spread: (10.4 - 9.6) / 10.
+    assert c1["noise"] == pytest.approx(0.08) and c1["noise_arm"] == "target"
+    assert c1["dsl_draft_forwards_per_step"] == 3.5 and c8["dsl_accepted_per_step"] == 16
+    assert c1["best_sd_note"] == "best K read off this same run, which favours SD"
+    assert "> 1 means DSL is faster" in c1["ratio_note"]
+    assert "> 1 means DSL is faster" in text and "DSL faster" in text
+    line = next(x for x in text.splitlines() if x.startswith("t-x8b/d-x1b") and " 1 " in x)
+    assert "1.250" in line and "4.000" in line and "3.200" in line
+
+
+@pytest.mark.parametrize("tune", [
+    {"1": 4, "8": 4},
+    {"sharegpt-c1": {"sd_k": 4, "dsl": [8, 0.5]}, "sharegpt-c8": {"sd_k": 4},
+     "humaneval-c1": {"sd_k": 2}},
+])
+def test_tune_split_k(tmp_path, tune):
+    tune_file = tmp_path / "tune.json"
+    tune_file.write_text(json.dumps(tune))
+    rows, _ = run(tmp_path, "--tune", tune_file, abab_result(tmp_path))
+    assert [r["best_sd_k"] for r in rows] == [4, 4]
+    assert rows[0]["ratio_dsl_vs_best_sd"] == pytest.approx(4.4 / 3.2)
+    assert rows[0]["best_sd_note"] == f"K chosen on the tune split ({tune_file})"
+
+
+def test_tune_split_k_from_an_abab_run_on_the_tune_split(tmp_path):
+    # On the tune split sd4 wins at c=1, sd2 at c=8.
+    tune_tpot = {c: dict(t) for c, t in TPOT.items()}
+    tune_tpot[1]["sd4"] = [3.0, 3.0, 3.0, 3.0]
+    tune = abab_result(tmp_path, "tune.json", tune_tpot)
+    rows, _ = run(tmp_path, "--tune", tune, abab_result(tmp_path))
+    assert [r["best_sd_k"] for r in rows] == [4, 2]
+
+
+def test_a_missing_arm_is_null_not_an_error(tmp_path):
+    tpot = {1: {"target": [10.0, 10.0], "sd2": [5.0, 5.0], "dsl6": []}}
+    rows, _ = run(tmp_path, f"pairA={abab_result(tmp_path, tpot=tpot)}")
+    (row,) = rows
+    assert row["pair"] == "pairA" and row["best_sd_k"] == 2
+    assert row["ratio_dsl_vs_best_sd"] is None and row["ci95"] == [None, None]
+    # One round: a ratio, no interval.
+    tpot = {1: {"target": [10.0], "sd2": [5.0], "dsl6": [4.0]}}
+    (row,), _ = run(tmp_path, abab_result(tmp_path, tpot=tpot))
+    assert row["ratio_dsl_vs_best_sd"] == pytest.approx(1.25)
+    assert row["ci95"] == [None, None] and row["call"] is None
+
+
+def test_help_says_which_way_the_ratio_goes():
+    res = subprocess.run([sys.executable, str(BENCH / "verdict.py"), "--help"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.returncode == 0
+    assert "> 1 means DSL is faster" in " ".join(res.stdout.split())
+    assert verdict.RATIO_NOTE in " ".join(res.stdout.split())
