@@ -1,0 +1,237 @@
+"""How well the drafter's confidence predicts greedy acceptance (HF transformers only).
+
+    python benchmarks/calibration.py --target T --draft D --prompts DIR \\
+        [--models DIR] [--dataset sharegpt-tune] [--num-prompts 64] \\
+        [--max-tokens 64] [--batch-size 16] [--bins 10] [--out FILE.json]
+
+DSL stops drafting on the drafter's confidence p (the probability of the
+token it just drafted); this measures how well p predicts that the target
+accepts the token. For each of ``--num-prompts`` prompts of the split (the
+first ones, as ``run.py``'s ``load_prompts`` reads ``DIR/<dataset>.jsonl``,
+prompts of at most 1024 tokens):
+
+1. the target's greedy continuation of ``--max-tokens`` tokens (no stop at
+   EOS, like the benchmarks' ``ignore_eos``);
+2. one forward pass of the target and one of the draft over prompt +
+   continuation; at each continuation position t, p = the draft's largest
+   softmax probability there, and accepted = (the draft's argmax == the
+   target's argmax). The prefix is the target's own tokens, so this is greedy
+   verification's acceptance of a draft at that position given that all
+   earlier ones were accepted (at any draft position: an accepted prefix is
+   the target's tokens).
+
+Output (``--out`` JSON and a printed table): ``--bins`` equal-width bins of p,
+each with its count, mean p and accept rate; the expected calibration error
+``ece`` = sum over bins of count/N * |accept rate - mean p| (0: p is the
+acceptance probability); the Brier score; ``accept_rate`` over every position
+(what vLLM reports as the acceptance at draft position 1: every position
+here is a first draft after an accepted prefix); and
+``accept_rate_first_token``, at the first continuation token after the prompt.
+
+bf16 on CUDA, fp32 on CPU (``--dtype`` overrides); prompts are batched
+(``--batch-size``, left-padded, sorted by length). No vLLM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from run import load_prompts, model_path  # noqa: E402
+
+
+def batches(prompts: list[list[int]], size: int):
+    """Prompts in batches of similar length (less padding), with their indices."""
+    order = sorted(range(len(prompts)), key=lambda i: len(prompts[i]))
+    for s in range(0, len(order), size):
+        idx = order[s:s + size]
+        yield idx, [prompts[i] for i in idx]
+
+
+def left_pad(rows: list[list[int]], pad: int, device):
+    """ids, attention mask and position ids of left-padded rows."""
+    import torch
+
+    n = max(len(r) for r in rows)
+    ids = torch.full((len(rows), n), pad, dtype=torch.long)
+    mask = torch.zeros((len(rows), n), dtype=torch.long)
+    for i, r in enumerate(rows):
+        ids[i, n - len(r):] = torch.tensor(r, dtype=torch.long)
+        mask[i, n - len(r):] = 1
+    pos = (mask.cumsum(-1) - 1).clamp(min=0)
+    return ids.to(device), mask.to(device), pos.to(device)
+
+
+def greedy(model, ids, mask, pos, max_tokens: int):
+    """The model's greedy continuation of ``max_tokens`` tokens (KV cache; the
+    logits of the last position only)."""
+    import torch
+
+    base, head = model.base_model, model.get_output_embeddings()
+    out_ids = []
+    past = None
+    cur_ids, cur_pos = ids, pos
+    for _ in range(max_tokens):
+        out = base(input_ids=cur_ids, attention_mask=mask, position_ids=cur_pos,
+                   past_key_values=past, use_cache=True)
+        past = out.past_key_values
+        nxt = head(out.last_hidden_state[:, -1]).float().argmax(-1)
+        out_ids.append(nxt)
+        cur_ids = nxt[:, None]
+        cur_pos = cur_pos[:, -1:] + 1
+        mask = torch.cat([mask, torch.ones_like(mask[:, :1])], dim=1)
+    return torch.stack(out_ids, dim=1)
+
+
+def position_logits(model, ids, mask, pos, num: int):
+    """Logits predicting the last ``num`` tokens of ``ids`` (float32)."""
+    hidden = model.base_model(input_ids=ids, attention_mask=mask,
+                              position_ids=pos).last_hidden_state
+    n = ids.shape[1]
+    return model.get_output_embeddings()(hidden[:, n - num - 1:n - 1]).float()
+
+
+def measure(target, draft, prompts: list[list[int]], max_tokens: int,
+            batch_size: int, pad: int, device) -> tuple[list[float], list[int],
+                                                        list[int]]:
+    """Per position (prompt-major, t within): draft confidence p, accepted
+    (0/1), and t."""
+    import torch
+
+    ps: list[float] = []
+    acc: list[int] = []
+    ts: list[int] = []
+    results: dict[int, tuple] = {}
+    with torch.inference_mode():
+        for idx, rows in batches(prompts, batch_size):
+            ids, mask, pos = left_pad(rows, pad, device)
+            cont = greedy(target, ids, mask, pos, max_tokens)
+            full = torch.cat([ids, cont], dim=1)
+            fmask = torch.cat([mask, torch.ones_like(cont)], dim=1)
+            fpos = (fmask.cumsum(-1) - 1).clamp(min=0)
+            t_logits = position_logits(target, full, fmask, fpos, max_tokens)
+            d_logits = position_logits(draft, full, fmask, fpos, max_tokens)
+            if not (torch.isfinite(t_logits).all() and torch.isfinite(d_logits).all()):
+                raise RuntimeError("non-finite logits (padding?)")
+            d_prob = d_logits.softmax(-1)
+            p, d_arg = d_prob.max(-1)
+            ok = (d_arg == t_logits.argmax(-1)).int()
+            for j, i in enumerate(idx):
+                results[i] = (p[j].tolist(), ok[j].tolist())
+    for i in sorted(results):
+        p, ok = results[i]
+        ps += p
+        acc += ok
+        ts += list(range(len(p)))
+    return ps, acc, ts
+
+
+def reliability(ps: list[float], acc: list[int], ts: list[int], nbins: int) -> dict:
+    """Equal-width bins of p: count, mean p, accept rate; ECE, Brier, rates."""
+    bins = [{"lo": b / nbins, "hi": (b + 1) / nbins, "count": 0, "sum_p": 0.0,
+             "accepted": 0} for b in range(nbins)]
+    for p, a in zip(ps, acc):
+        b = bins[min(int(p * nbins), nbins - 1)]
+        b["count"] += 1
+        b["sum_p"] += p
+        b["accepted"] += a
+    n = len(ps)
+    ece = 0.0
+    for b in bins:
+        c = b["count"]
+        b["mean_p"] = b.pop("sum_p") / c if c else None
+        b["accept_rate"] = b["accepted"] / c if c else None
+        if c:
+            ece += c / n * abs(b["accept_rate"] - b["mean_p"])
+    first = [a for a, t in zip(acc, ts) if t == 0]
+    return {"num_positions": n,
+            "accept_rate": sum(acc) / n if n else None,
+            "accept_rate_first_token": sum(first) / len(first) if first else None,
+            "mean_confidence": sum(ps) / n if n else None,
+            "ece": ece if n else None,
+            "brier": sum((p - a) ** 2 for p, a in zip(ps, acc)) / n if n else None,
+            "bins": bins}
+
+
+def table(res: dict) -> str:
+    def f(x, fmt=".3f"):
+        return "-" if x is None else format(x, fmt)
+    lines = [f"{res['draft']} drafting for {res['target']} on {res['dataset']}: "
+             f"{res['num_prompts']} prompts x {res['max_tokens']} tokens "
+             f"({res['dtype']}, {res['device']})",
+             f"{'p bin':>11} {'count':>7} {'mean p':>7} {'accept':>7}"]
+    for b in res["bins"]:
+        lines.append(f"[{b['lo']:.2f},{b['hi']:.2f}) {b['count']:7d} "
+                     f"{f(b['mean_p']):>7} {f(b['accept_rate']):>7}")
+    lines.append(f"positions {res['num_positions']}, accept rate {f(res['accept_rate'])} "
+                 f"(first token {f(res['accept_rate_first_token'])}), mean p "
+                 f"{f(res['mean_confidence'])}, ECE {f(res['ece'], '.4f')}, "
+                 f"Brier {f(res['brier'], '.4f')}")
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--models", default=".", help="folder of --target/--draft "
+                    "(they may also be paths or hub ids)")
+    ap.add_argument("--target", required=True)
+    ap.add_argument("--draft", required=True)
+    ap.add_argument("--prompts", required=True, type=Path)
+    ap.add_argument("--dataset", default="sharegpt-tune")
+    ap.add_argument("--num-prompts", type=int, default=64)
+    ap.add_argument("--max-tokens", type=int, default=64)
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--bins", type=int, default=10)
+    ap.add_argument("--device", default="auto", help="auto (cuda if any), cuda, cpu")
+    ap.add_argument("--dtype", default="auto",
+                    help="auto (bfloat16 on CUDA, float32 on CPU), or a torch dtype")
+    ap.add_argument("--out", type=Path, default=Path("calibration.json"))
+    args = ap.parse_args(argv)
+
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    device = args.device
+    if device == "auto":
+        device = "cuda" if torch.cuda.is_available() else "cpu"
+    dtype_name = args.dtype
+    if dtype_name == "auto":
+        dtype_name = "bfloat16" if device.startswith("cuda") else "float32"
+    dtype = getattr(torch, dtype_name)
+    prompts = load_prompts(args.prompts, args.dataset, 1024)[:args.num_prompts]
+    if not prompts:
+        raise SystemExit(f"no prompts in {args.prompts}/{args.dataset}.jsonl")
+
+    def load(name):
+        m = AutoModelForCausalLM.from_pretrained(
+            model_path(args.models, name), dtype=dtype, attn_implementation="sdpa")
+        return m.to(device).eval()
+
+    t0 = time.perf_counter()
+    target, draft = load(args.target), load(args.draft)
+    pad = target.config.pad_token_id
+    if pad is None:
+        eos = target.config.eos_token_id
+        pad = (eos[0] if isinstance(eos, list) else eos) or 0
+    ps, acc, ts = measure(target, draft, prompts, args.max_tokens, args.batch_size,
+                          pad, device)
+    res = {"target": args.target, "draft": args.draft, "dataset": args.dataset,
+           "num_prompts": len(prompts), "max_tokens": args.max_tokens,
+           "dtype": dtype_name, "device": device,
+           **reliability(ps, acc, ts, args.bins),
+           "wall_s": time.perf_counter() - t0}
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(res, indent=1))
+    print(table(res))
+    print(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
