@@ -14,7 +14,7 @@ mean TPOT per arm and c, and, with ``--harness`` (an ``abab.py`` result of the
 same prompts), the ratio of each TPOT to the harness's median and of each
 arm's TPOT to the first arm's under both tools.
 
-Arms: ``target``, ``sd<K>``, ``dsl<K>t<tau>`` (as ``abab.py``).
+Arms: ``target``, ``sd<K>``, ``dsl<K>``, ``dsl<K>t<tau>`` (as ``abab.py``).
 """
 
 from __future__ import annotations

@@ -208,10 +208,22 @@ def main(argv: list[str]) -> int:
     if not prompts:
         raise SystemExit(f"no prompts in {args.prompts}/{args.dataset}.jsonl")
 
+    import transformers
+
+    # ``dtype`` from transformers 4.56 on; before, ``torch_dtype`` (an unknown
+    # ``dtype`` would be set on the config and silently ignored).
+    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    dtype_kw = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+
     def load(name):
         m = AutoModelForCausalLM.from_pretrained(
-            model_path(args.models, name), dtype=dtype, attn_implementation="sdpa")
-        return m.to(device).eval()
+            model_path(args.models, name), attn_implementation="sdpa",
+            **{dtype_kw: dtype})
+        m = m.to(device).eval()
+        if next(m.parameters()).dtype != dtype:
+            raise SystemExit(f"{name} loaded as {next(m.parameters()).dtype}, "
+                             f"not {dtype}")
+        return m
 
     t0 = time.perf_counter()
     target, draft = load(args.target), load(args.draft)
