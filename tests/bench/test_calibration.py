@@ -1,6 +1,8 @@
 """``benchmarks/calibration.py`` on the tiny fixture models (CPU, fp32): a few
 short prompts, a few tokens; the table must be consistent with itself and the
-batching (left padding) must not change what is measured."""
+batching (left padding) must not change what is measured. The tests on the
+fixture models are marked e2e (they need the fixtures and take most of a
+minute: fastcheck runs them with the end-to-end tests, after building them)."""
 
 import json
 import subprocess
@@ -40,6 +42,7 @@ def fixture_models(tmp_path_factory):
     return target, draft, prompts
 
 
+@pytest.mark.e2e
 def test_the_table_is_consistent(fixture_models, tmp_path):
     target, draft, prompts = fixture_models
     out = tmp_path / "calibration.json"
@@ -75,6 +78,7 @@ def test_the_table_is_consistent(fixture_models, tmp_path):
     assert "ECE" in res.stdout and "[0.90,1.00)" in res.stdout
 
 
+@pytest.mark.e2e
 def test_batching_does_not_change_the_measurement(fixture_models):
     import torch
     from transformers import AutoModelForCausalLM
