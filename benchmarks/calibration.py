@@ -106,22 +106,37 @@ def measure(target, draft, prompts: list[list[int]], max_tokens: int,
     acc: list[int] = []
     ts: list[int] = []
     results: dict[int, tuple] = {}
+
+    def one_batch(rows):
+        ids, mask, pos = left_pad(rows, pad, device)
+        cont = greedy(target, ids, mask, pos, max_tokens)
+        full = torch.cat([ids, cont], dim=1)
+        fmask = torch.cat([mask, torch.ones_like(cont)], dim=1)
+        fpos = (fmask.cumsum(-1) - 1).clamp(min=0)
+        t_logits = position_logits(target, full, fmask, fpos, max_tokens)
+        d_logits = position_logits(draft, full, fmask, fpos, max_tokens)
+        if not (torch.isfinite(t_logits).all() and torch.isfinite(d_logits).all()):
+            return None
+        p, d_arg = d_logits.softmax(-1).max(-1)
+        ok = (d_arg == t_logits.argmax(-1)).int()
+        return [(p[j].tolist(), ok[j].tolist()) for j in range(len(rows))]
+
     with torch.inference_mode():
         for idx, rows in batches(prompts, batch_size):
-            ids, mask, pos = left_pad(rows, pad, device)
-            cont = greedy(target, ids, mask, pos, max_tokens)
-            full = torch.cat([ids, cont], dim=1)
-            fmask = torch.cat([mask, torch.ones_like(cont)], dim=1)
-            fpos = (fmask.cumsum(-1) - 1).clamp(min=0)
-            t_logits = position_logits(target, full, fmask, fpos, max_tokens)
-            d_logits = position_logits(draft, full, fmask, fpos, max_tokens)
-            if not (torch.isfinite(t_logits).all() and torch.isfinite(d_logits).all()):
-                raise RuntimeError("non-finite logits (padding?)")
-            d_prob = d_logits.softmax(-1)
-            p, d_arg = d_prob.max(-1)
-            ok = (d_arg == t_logits.argmax(-1)).int()
-            for j, i in enumerate(idx):
-                results[i] = (p[j].tolist(), ok[j].tolist())
+            got = one_batch(rows)
+            if got is None and len(rows) > 1:
+                # Non-finite logits in a padded batch (an attention kernel's
+                # fully masked rows): the prompts one at a time, unpadded.
+                print(f"calibration: non-finite logits in a batch of {len(rows)}; "
+                      "running its prompts one at a time", file=sys.stderr)
+                got = [one_batch([r]) for r in rows]
+                if any(g is None for g in got):
+                    raise RuntimeError("non-finite logits without padding")
+                got = [g[0] for g in got]
+            if got is None:
+                raise RuntimeError("non-finite logits")
+            for i, r in zip(idx, got):
+                results[i] = r
     for i in sorted(results):
         p, ok = results[i]
         ps += p

@@ -113,3 +113,26 @@ def test_reliability_bins_and_ece():
         0.2 * 0.05 + 0.2 * 0.15 + 0.6 * abs(2 / 3 - (0.95 + 0.99 + 1.0) / 3))
     assert r["accept_rate"] == pytest.approx(0.4)
     assert r["accept_rate_first_token"] == pytest.approx(0.5)
+
+
+def test_a_batch_with_non_finite_logits_is_rerun_one_prompt_at_a_time(monkeypatch, capsys):
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    cfg = transformers.LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    t, d = (transformers.LlamaForCausalLM(cfg).eval() for _ in range(2))
+    prompts = [[1, 2, 3], [4, 5, 6, 7, 8], [9, 10]]
+    clean = calibration.measure(t, d, prompts, 4, 1, 0, "cpu")
+    real = calibration.position_logits
+
+    def nan_when_padded(model, ids, mask, pos, num):
+        out = real(model, ids, mask, pos, num)
+        return out * float("nan") if ids.shape[0] > 1 else out
+
+    monkeypatch.setattr(calibration, "position_logits", nan_when_padded)
+    again = calibration.measure(t, d, prompts, 4, 3, 0, "cpu")
+    assert again[1:] == clean[1:] and again[0] == pytest.approx(clean[0])
+    assert "one at a time" in capsys.readouterr().err
