@@ -431,3 +431,7 @@ def test_dsl_arm_without_a_threshold_turns_dynamic_lookahead_on():
         "method": "draft_model", "model": "/m/d", "num_speculative_tokens": 8,
         "draft_confidence_threshold": 0.5}
     assert parse_arm("dsl4@1-7:4/8-64:0")["schedule"] == [[1, 7, 4], [8, 64, 0]]
+    # The same config reaches vllm serve (bench_serve.py).
+    import bench_serve
+    cmd = bench_serve.serve_cmd("/m/t", "/m/d", arm, 8000, {})
+    assert json.loads(cmd[cmd.index("--speculative-config") + 1])["dynamic_lookahead"] is True
