@@ -7,19 +7,24 @@
 #   3. scripts/build.sh   python-only build with the target's precompiled kernels
 # Then: `source .venv/bin/activate` and use vllm as usual.
 #
-#   --target cpu|cuda   build target (default cpu)
+#   --target cpu|cuda   build target (default cpu); cuda builds here without a GPU
+#                       (python3.12, CUDA torch: see vllm.lock.toml); switching the
+#                       target rebuilds .venv
 #   --force             let apply.sh drop un-exported commits in vllm/
 source "$(dirname "$0")/lib/common.sh"
 handle_help "$@"
-build_args=() apply_args=()
+apply_args=() target=cpu
 while [[ $# -gt 0 ]]; do
   case "$1" in
-    --target) build_args+=(--target "${2:-}"); shift 2 || die "--target needs a value" ;;
-    --target=*) build_args+=("$1"); shift ;;
+    --target) target=${2:-}; shift 2 || die "--target needs a value (cpu|cuda)" ;;
+    --target=*) target=${1#*=}; shift ;;
     --force) apply_args+=(--force); shift ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
 done
+[[ "$target" == cpu || "$target" == cuda ]] || die "--target must be cpu or cuda, not '$target'"
+# A venv that sync.sh makes (to read the registry sdist) is made for this target.
+export DSL_BUILD_TARGET=$target
 start=$SECONDS
 step() { log "($(( SECONDS - start ))s) $*"; }
 step "sync"
@@ -27,5 +32,5 @@ step "sync"
 step "apply"
 "$ROOT/scripts/apply.sh" "${apply_args[@]}"
 step "build"
-"$ROOT/scripts/build.sh" "${build_args[@]}"
+"$ROOT/scripts/build.sh" --target "$target"
 step "done: patched vLLM in $VENV_DIR (source $VENV_DIR/bin/activate)"

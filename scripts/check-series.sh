@@ -45,6 +45,7 @@ done
 load_lock
 require_vllm_repo
 [[ -x "$VENV_DIR/bin/python" ]] || die "no build venv at $VENV_DIR: run scripts/build.sh first"
+require_cpu_venv "scripts/check-series.sh"
 if [[ -z "$dir" ]]; then
   dir=$(mktemp -d)/vllm
   trap 'rm -rf "$(dirname "$dir")"' EXIT

@@ -47,6 +47,7 @@ done
 load_lock
 require_vllm_repo
 [[ -x "$VENV_DIR/bin/python" ]] || die "no build venv at $VENV_DIR: run scripts/apply_and_build.sh first"
+require_cpu_venv "scripts/fastcheck.sh"
 work="$ROOT/build/fastcheck"
 mkdir -p "$work"
 rm -f "$work"/*.xml

@@ -91,6 +91,115 @@ def test_diff_flags_unknown_python_differences(tmp_path, capsys):
     assert wheel_overlay.diff(str(wheel), str(tree), ["vllm/b.py"]) == 0
 
 
+def _vendor_case(tmp_path: Path, extra: dict[str, bytes]) -> tuple[Path, Path]:
+    tree = tmp_path / "tree"
+    (tree / "vllm" / "ext").mkdir(parents=True, exist_ok=True)
+    (tree / "vllm" / "a.py").write_text("same\n")
+    (tree / "vllm" / "ext" / "__init__.py").write_text("tracked\n")
+    files = {"vllm/a.py": b"same\n", "vllm/ext/__init__.py": b"tracked\n",
+             "vllm/ext/cute/k.py": b"vendored\n", "vllm/ext/one.py": b"vendored\n", **extra}
+    return make_wheel(tmp_path / "w.whl", files), tree
+
+
+def test_wheel_check_allows_only_the_vendored_trees_of_the_lock(tmp_path, capsys):
+    """Issue #31: python files only in the wheel pass when they lie in a vendored_trees
+    entry (a directory, or one file); a stray one beside them still fails, and the
+    report file lists every file."""
+    vendored = ["vllm/ext/cute/", "vllm/ext/one.py"]
+    wheel, tree = _vendor_case(tmp_path, {})
+    report = tmp_path / "check.txt"
+    assert wheel_overlay.diff(str(wheel), str(tree), [], vendored, str(report)) == 0
+    assert "vendored (vllm/ext/cute/): vllm/ext/cute/k.py" in report.read_text()
+    wheel, tree = _vendor_case(tmp_path, {"vllm/ext/stray.py": b"x\n"})
+    assert wheel_overlay.diff(str(wheel), str(tree), [], vendored, str(report)) == 1
+    out = capsys.readouterr()
+    assert "UNKNOWN only in wheel: vllm/ext/stray.py" in out.out
+    assert str(report) in out.out and "vendored_trees" in out.out
+    assert "UNKNOWN only in wheel: vllm/ext/stray.py" in report.read_text()
+    # An entry without the trailing "/" is one file, not the directory's files.
+    wheel, tree = _vendor_case(tmp_path, {})
+    assert wheel_overlay.diff(str(wheel), str(tree), [], ["vllm/ext/cute", "vllm/ext/one.py"]) == 1
+    assert "UNKNOWN only in wheel: vllm/ext/cute/k.py" in capsys.readouterr().out
+
+
+def test_wheel_check_fails_on_a_stale_entry_and_a_diff_inside_a_vendored_tree(tmp_path, capsys):
+    """A vendored_trees entry that matches no wheel file is stale (fails), as is a
+    known_python_diffs entry that is identical; a file the tree has is compared
+    even inside a vendored tree."""
+    wheel, tree = _vendor_case(tmp_path, {})
+    vendored = ["vllm/ext/cute/", "vllm/ext/one.py"]
+    assert wheel_overlay.diff(str(wheel), str(tree), [], [*vendored, "vllm/gone/"]) == 1
+    assert "STALE vendored_trees entry: vllm/gone/" in capsys.readouterr().out
+    assert wheel_overlay.diff(str(wheel), str(tree), ["vllm/a.py"], vendored) == 1
+    assert "STALE known_python_diffs entry: vllm/a.py" in capsys.readouterr().out
+    (tree / "vllm" / "ext" / "cute").mkdir()
+    (tree / "vllm" / "ext" / "cute" / "k.py").write_text("edited\n")
+    assert wheel_overlay.diff(str(wheel), str(tree), [], vendored) == 1
+    assert "UNKNOWN diff: vllm/ext/cute/k.py" in capsys.readouterr().out
+
+
+def test_wheel_check_cli_takes_the_lock_lists(tmp_path):
+    wheel, tree = _vendor_case(tmp_path, {"vllm/ext/stray.py": b"x\n"})
+    cmd = [sys.executable, str(LIB / "wheel_overlay.py"), "diff", str(wheel), str(tree),
+           "--vendored", "vllm/ext/cute/", "--vendored", "vllm/ext/one.py", "--where", "targets.cuda"]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    assert proc.returncode == 1 and "targets.cuda.vendored_trees" in proc.stdout
+    proc = subprocess.run([*cmd, "--vendored", "vllm/ext/stray.py"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+@pytest.mark.parametrize("entry, field", [
+    ({"path": "vllm/x/"}, "targets.cuda.vendored_trees[0].reason"),
+    ({"path": "vllm/x/", "reason": " "}, "targets.cuda.vendored_trees[0].reason"),
+    ({"path": "third_party/x/", "reason": "r"}, "targets.cuda.vendored_trees[0].path"),
+    ({"path": "vllm/x/", "reason": "r", "why": "w"}, "targets.cuda.vendored_trees[0] has unknown field"),
+    ("vllm/x/", "targets.cuda.vendored_trees[0] must be a table"),
+])
+def test_lock_vendored_trees_need_a_path_and_a_reason(entry, field):
+    data = {"targets": {"cuda": {"vendored_trees": [entry]}}}
+    with pytest.raises(ValueError, match=re.escape(field)):
+        lock.vendored_trees(data, "cuda")
+
+
+def test_lock_vendored_trees_are_what_upstream_builds_outside_git():
+    """Every vendored tree of the lock is a path the pinned tree's .gitignore ignores
+    (vLLM's build copies it in from other repositories) and no tracked file lies in it."""
+    vllm_dir = ROOT / "vllm"
+    data = lock.load()
+    assert lock.vendored_trees(data, "cpu") == []
+    paths = lock.vendored_trees(data, "cuda")
+    assert "vllm/vllm_flash_attn/cute/" in paths
+    base = data["upstream"]["base_tag"]
+    for path in paths:
+        probe = path + "x.py" if path.endswith("/") else path
+        ignored = subprocess.run(["git", "-C", str(vllm_dir), "check-ignore", "-q", "--no-index", probe])
+        assert ignored.returncode == 0, f"{path} is not git-ignored in vllm/"
+        tracked = subprocess.run(["git", "-C", str(vllm_dir), "ls-tree", "-r", "--name-only", base, "--", path],
+                                 capture_output=True, text=True, check=True).stdout
+        assert tracked == "", f"{path} holds tracked files of {base}: {tracked.split()[:3]}"
+
+
+def test_extract_replaces_the_files_of_another_wheel(tmp_path, capsys):
+    """A --target switch: the files extracted from the other wheel (recorded in the
+    manifest) are removed before this wheel's are extracted."""
+    tree = tmp_path / "tree"
+    (tree / "vllm").mkdir(parents=True)
+    (tree / "vllm" / "a.py").write_text("source\n")
+    manifest = tmp_path / "manifest"
+    cuda = make_wheel(tmp_path / "cuda.whl", {"vllm/a.py": b"x", "vllm/_C.abi3.so": b"cuda",
+                                              "vllm/fa/_fa2.so": b"fa", "vllm/fa/cute/k.py": b"k"})
+    cpu = make_wheel(tmp_path / "cpu.whl", {"vllm/_C.abi3.so": b"cpu!"})
+    wheel_overlay.extract(str(cuda), str(tree), str(manifest))
+    assert (tree / "vllm" / "fa" / "cute" / "k.py").exists()
+    wheel_overlay.extract(str(cuda), str(tree), str(manifest))  # same wheel: nothing new
+    assert capsys.readouterr().out.split() == ["3", "0"]
+    wheel_overlay.extract(str(cpu), str(tree), str(manifest))
+    assert (tree / "vllm" / "_C.abi3.so").read_bytes() == b"cpu!"
+    assert not (tree / "vllm" / "fa").exists()
+    assert (tree / "vllm" / "a.py").read_text() == "source\n"
+    assert manifest.read_text().splitlines() == ["cpu.whl", "vllm/_C.abi3.so"]
+
+
 def test_extract_adds_kernels_and_never_overwrites_sources(tmp_path, capsys):
     tree = tmp_path / "tree"
     (tree / "vllm").mkdir(parents=True)

@@ -62,21 +62,93 @@ pip_quiet() {
   return "${PIPESTATUS[0]}"
 }
 
-# ensure_venv PYTHON TORCH_SPEC: create the build venv with torch and the sdist's build tools.
+# find_python NAME: print the path of a working NAME (python3.12, ...): the one on PATH,
+# else a pyenv-installed one (pyenv's shim for a version that is installed but not
+# selected exists on PATH and fails). Returns 1 when there is none.
+find_python() {
+  local name=$1 p
+  if p=$(command -v "$name" 2>/dev/null) && "$p" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+    echo "$p"; return 0
+  fi
+  for p in "${PYENV_ROOT:-$HOME/.pyenv}"/versions/*/bin/"$name"; do
+    if [[ -x "$p" ]] && "$p" -c 'import venv, ensurepip' >/dev/null 2>&1; then echo "$p"; return 0; fi
+  done
+  return 1
+}
+
+# venv_build_file: what the build venv was made for ("target=T python=P torch=SPEC").
+venv_build_file() { echo "$VENV_DIR/dsl-build.txt"; }
+
+# venv_target: the target the build venv was made for (cpu, cuda), or "" when unknown.
+venv_target() { sed -nE 's/^target=([^ ]+).*/\1/p' "$(venv_build_file)" 2>/dev/null || true; }
+
+# require_cpu_venv WHAT: fail unless the build venv is a CPU build (WHAT runs CPU tests).
+require_cpu_venv() {
+  local t
+  t=$(venv_target)
+  [[ -z "$t" || "$t" == cpu ]] \
+    || die "$1 runs on CPU, but the build venv $VENV_DIR is a --target $t build: run scripts/build.sh --target cpu (it rebuilds the venv), or set VENV_DIR to a CPU venv"
+}
+
+# venv_torch_version: the installed torch distribution's version in the build venv
+# (pip's version: "2.13.0+cpu", "2.13.0"; torch.__version__ may add a CUDA label).
+venv_torch_version() {
+  "$VENV_DIR/bin/python" -c 'import importlib.metadata as m; print(m.version("torch"))' 2>/dev/null || true
+}
+
+# torch_version_of SPEC: the version a "torch==V" spec pins (V, local label included).
+torch_version_of() { sed -nE 's/^torch==([^ ;]+)$/\1/p' <<<"$1"; }
+
+# ensure_venv PYTHON TORCH_SPEC TARGET: make the build venv a PYTHON venv with exactly
+# TORCH_SPEC's torch and the sdist's build tools, for TARGET (recorded in the venv). A
+# venv made for another target, python or torch (a target switch) is removed and
+# rebuilt; its pip downloads stay in pip's cache.
 ensure_venv() {
-  local python=$1 torch_spec=$2
+  local python=$1 torch_spec=$2 target=$3 want have exe torch_want torch_have pyver
+  want="target=$target python=$python torch=$torch_spec"
+  torch_want=$(torch_version_of "$torch_spec")
+  [[ -n "$torch_want" ]] || die "vllm.lock.toml: targets.$target.torch must be 'torch==VERSION', not '$torch_spec'"
+  if [[ -x "$VENV_DIR/bin/python" ]]; then
+    have=$(cat "$(venv_build_file)" 2>/dev/null || true)
+    if [[ -z "$have" ]]; then
+      # Made by an older build.sh: keep it when its python and torch are the lock's.
+      pyver=$("$VENV_DIR/bin/python" -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || true)
+      torch_have=$(venv_torch_version)
+      have="target=? python=${pyver:-?} torch=torch==${torch_have:-?}"
+      if [[ "$pyver" == "$python" && "$torch_have" == "$torch_want" ]]; then have=$want; fi
+    fi
+    if [[ "$have" != "$want" ]]; then
+      log "the venv $VENV_DIR was made for '$have'; removing it to make one for '$want'"
+      rm -rf "$VENV_DIR"
+    fi
+  fi
   if [[ ! -x "$VENV_DIR/bin/python" ]]; then
-    command -v "$python" >/dev/null || die "$python not found (needed for the build venv)"
-    log "creating venv $VENV_DIR ($python)"
-    "$python" -m venv "$VENV_DIR"
+    exe=$(find_python "$python") \
+      || die "$python not found (the build venv of --target $target needs it, as vllm.lock.toml says): install it (e.g. 'pyenv install ${python#python}', 'apt install $python-venv' or 'uv python install ${python#python}') and run again"
+    log "creating venv $VENV_DIR ($exe)"
+    "$exe" -m venv "$VENV_DIR"
     pip_quiet --upgrade pip packaging
   fi
-  if ! "$VENV_DIR/bin/python" -c "import torch" 2>/dev/null; then
+  torch_have=$(venv_torch_version)
+  if [[ "$torch_have" != "$torch_want" ]]; then
     log "installing $torch_spec"
     pip_quiet "$torch_spec"
+    torch_have=$(venv_torch_version)
+    [[ "$torch_have" == "$torch_want" ]] \
+      || die "pip installed torch '${torch_have:-nothing}' for '$torch_spec' (want exactly $torch_want): check pip's index settings (pip config list), e.g. a find-links or index that serves another torch build, then run again"
   fi
   "$VENV_DIR/bin/python" -c "import setuptools_scm, setuptools_rust" 2>/dev/null \
     || pip_quiet setuptools_scm setuptools_rust wheel
+  echo "$want" >"$(venv_build_file)"
+}
+
+# ensure_build_venv [TARGET]: ensure_venv with TARGET's python and torch from the lock
+# (default: $DSL_BUILD_TARGET, set by apply_and_build.sh, else cpu).
+ensure_build_venv() {
+  local target=${1:-${DSL_BUILD_TARGET:-cpu}} python torch
+  python=$(python3 "$ROOT/scripts/lib/lock.py" get "targets.$target.python") || die "cannot read targets.$target.python from vllm.lock.toml"
+  torch=$(python3 "$ROOT/scripts/lib/lock.py" get "targets.$target.torch") || die "cannot read targets.$target.torch from vllm.lock.toml"
+  ensure_venv "$python" "$torch" "$target"
 }
 
 # fetch_sdist VERSION [SHA256]: download vllm's sdist into the cache and verify it; print
@@ -94,7 +166,9 @@ fetch_sdist() {
   fi
   mkdir -p "$dir"
   if [[ ! -f "$file" ]]; then
-    ensure_venv python3.11 "torch==2.13.0+cpu"
+    # The sdist's metadata step imports torch: any build venv will do; a missing one
+    # is made for the target being built (apply_and_build.sh sets DSL_BUILD_TARGET).
+    [[ -x "$VENV_DIR/bin/python" ]] && "$VENV_DIR/bin/python" -c 'import torch' 2>/dev/null || ensure_build_venv
     log "downloading vllm $version sdist"
     # The sdist's metadata step imports torch and must report exactly $version;
     # the empty target keeps it from adding platform requirements.

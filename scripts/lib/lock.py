@@ -5,6 +5,8 @@ Usage:
   lock.py shell [TARGET]        print `export LOCK_*=...` lines for common.sh
   lock.py sdist-sha256 VERSION  the pinned sha256 of vllm VERSION's sdist (the pin's
                                 or a [releases] entry); exit 3 when it is not pinned
+  lock.py vendored TARGET       the paths of targets.TARGET.vendored_trees, one a line
+                                (each entry checked: a `path` under vllm/ and a `reason`)
 """
 
 from __future__ import annotations
@@ -37,6 +39,35 @@ def sdist_sha256(data: dict, version: str) -> str | None:
         return data["upstream"]["sdist"]["sha256"]
     release = data.get("releases", {}).get(version, {})
     return release.get("sdist", {}).get("sha256")
+
+
+def vendored_trees(data: dict, target: str) -> list[str]:
+    """The paths of targets.TARGET.vendored_trees: python trees the target's wheel
+    carries that the source tree does not. Each entry needs a `path` under vllm/
+    (a directory ends in "/") and a non-empty `reason`; a bad entry raises a
+    ValueError that names its field."""
+    key = f"targets.{target}.vendored_trees"
+    entries = get(data, key)
+    if not isinstance(entries, list):
+        raise ValueError(f"{key} must be a list of {{ path = ..., reason = ... }} tables")
+    paths = []
+    for i, entry in enumerate(entries):
+        where = f"{key}[{i}]"
+        if not isinstance(entry, dict):
+            raise ValueError(f"{where} must be a table {{ path = ..., reason = ... }}, got {entry!r}")
+        unknown = sorted(set(entry) - {"path", "reason"})
+        if unknown:
+            raise ValueError(f"{where} has unknown field(s) {', '.join(unknown)} (allowed: path, reason)")
+        path = entry.get("path")
+        if not isinstance(path, str) or not path.startswith("vllm/") or ".." in path.split("/"):
+            raise ValueError(f"{where}.path must be a path under vllm/ (a directory ends in '/'), got {path!r}")
+        reason = entry.get("reason")
+        if not isinstance(reason, str) or not reason.strip():
+            raise ValueError(f"{where}.reason is missing or empty: say why the wheel carries {path}")
+        if path in paths:
+            raise ValueError(f"{where}.path {path!r} is listed twice")
+        paths.append(path)
+    return paths
 
 
 def shell(data: dict, target: str | None) -> str:
@@ -90,12 +121,15 @@ def main(argv: list[str]) -> int:
                       file=sys.stderr)
                 return 3
             print(sha)
+        elif argv[0] == "vendored" and len(argv) == 2:
+            for path in vendored_trees(data, argv[1]):
+                print(path)
         elif argv[0] == "shell" and len(argv) <= 2:
             print(shell(data, argv[1] if len(argv) == 2 else None))
         else:
             print(__doc__.strip(), file=sys.stderr)
             return 2
-    except (KeyError, tomllib.TOMLDecodeError, OSError) as e:
+    except (KeyError, ValueError, tomllib.TOMLDecodeError, OSError) as e:
         print(f"lock.py: {e}", file=sys.stderr)
         return 1
     return 0

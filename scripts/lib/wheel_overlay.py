@@ -7,9 +7,14 @@ have (compiled extensions, bundled third-party assets) is extracted into it.
 
 Subcommands:
   requirements WHEEL SKIP...       runtime requirements of the wheel, minus SKIP
-  diff WHEEL TREE KNOWN...         python files that differ between wheel and TREE;
-                                   fails on a difference not listed in KNOWN
-  extract WHEEL TREE               extract the wheel files TREE lacks; print a count
+  diff WHEEL TREE [--known PATH]... [--vendored PATH]... [--report FILE] [--where KEY]
+                                   python files that differ between wheel and TREE; fails
+                                   on a difference not listed as known, a python file only
+                                   in the wheel outside the vendored trees, or a stale
+                                   entry; the full comparison goes to FILE
+  extract WHEEL TREE [MANIFEST]    extract the wheel files TREE lacks; print a count
+                                   (MANIFEST: the files extracted, to remove them when
+                                   another wheel is extracted there)
   install WHEEL TREE SITE VERSION  write the vllm dist-info, the .pth and the CLI
 """
 
@@ -58,10 +63,29 @@ def _package_files(zf: zipfile.ZipFile) -> list[str]:
     return [n for n in zf.namelist() if n.startswith("vllm/") and not n.endswith("/")]
 
 
-def diff(wheel: str, tree: str, known: list[str]) -> int:
-    """Compare the wheel's python files with the tree; unknown differences fail."""
+def _under(name: str, entry: str) -> bool:
+    """Whether a wheel path belongs to a vendored_trees entry (a directory ends in /)."""
+    return name.startswith(entry) if entry.endswith("/") else name == entry
+
+
+def diff(
+    wheel: str,
+    tree: str,
+    known: list[str],
+    vendored: list[str] = (),
+    report: str | None = None,
+    where: str = "targets.<target>",
+    show: int = 10,
+) -> int:
+    """Compare the wheel's python files with the tree.
+
+    Fails (returns 1) on a file that differs and is not in KNOWN, on a python file
+    only in the wheel outside the VENDORED trees, and on a KNOWN or VENDORED entry
+    that matches nothing (a stale lock entry). Prints a summary and the first SHOW
+    problems of each kind; every file goes to REPORT when given.
+    """
     root = Path(tree)
-    differing, missing = [], []
+    identical, differing, missing = [], [], []
     with zipfile.ZipFile(wheel) as zf:
         for name in _package_files(zf):
             if not name.endswith(".py") or name == "vllm/_version.py":
@@ -74,32 +98,98 @@ def diff(wheel: str, tree: str, known: list[str]) -> int:
                 != hashlib.sha256(path.read_bytes()).digest()
             ):
                 differing.append(name)
+            else:
+                identical.append(name)
+    by_tree: dict[str, list[str]] = {entry: [] for entry in vendored}
+    stray = []
+    for name in sorted(missing):
+        entry = next((e for e in vendored if _under(name, e)), None)
+        if entry is None:
+            stray.append(name)
+        else:
+            by_tree[entry].append(name)
     unknown = sorted(set(differing) - set(known))
-    for name in sorted(differing):
-        print(f"{'known' if name in known else 'UNKNOWN'} diff: {name}")
-    for name in missing:
-        print(f"only in wheel: {name}")
-    stale = sorted(set(known) - set(differing))
-    for name in stale:
-        print(f"listed as known but identical: {name}")
-    if unknown or missing:
-        print(
-            f"{len(unknown)} unknown python differences, {len(missing)} python "
-            "files only in the wheel: the wheel is not a build of this tree "
-            "(update known_python_diffs in vllm.lock.toml after review)",
-            file=sys.stderr,
-        )
-        return 1
-    print(f"wheel python files match the tree except {len(differing)} known diffs")
-    return 0
+    stale_known = sorted(set(known) - set(differing))
+    stale_vendored = [e for e, files in by_tree.items() if not files]
+
+    lines = [f"# {Path(wheel).name} against {tree}: python files of vllm/"]
+    lines += [f"UNKNOWN diff: {n}" for n in unknown]
+    lines += [f"UNKNOWN only in wheel: {n}" for n in stray]
+    lines += [f"STALE known_python_diffs entry (identical in wheel and tree): {n}" for n in stale_known]
+    lines += [f"STALE vendored_trees entry (no python file of the wheel under it): {n}" for n in stale_vendored]
+    lines += [f"known diff: {n}" for n in sorted(set(differing) & set(known))]
+    for entry, files in by_tree.items():
+        lines += [f"vendored ({entry}): {n}" for n in files]
+    lines += [f"identical: {n}" for n in sorted(identical)]
+    if report:
+        Path(report).parent.mkdir(parents=True, exist_ok=True)
+        Path(report).write_text("\n".join(lines) + "\n")
+    trees = ", ".join(f"{e} {len(f)}" for e, f in by_tree.items() if f)
+    print(
+        f"{len(identical) + len(differing)} python files in both: {len(identical)} identical, "
+        f"{len(differing) - len(unknown)} known diffs; {len(missing) - len(stray)} vendored "
+        f"files only in the wheel" + (f" ({trees})" if trees else "")
+    )
+    problems = [
+        (unknown, "UNKNOWN diff", "differ from the tree and are not in known_python_diffs"),
+        (stray, "UNKNOWN only in wheel", "are only in the wheel, outside every vendored_trees entry"),
+        (stale_known, "STALE known_python_diffs entry", "are listed as known diffs but identical"),
+        (stale_vendored, "STALE vendored_trees entry", "are vendored_trees entries that match no wheel file"),
+    ]
+    if not any(items for items, _, _ in problems):
+        print("wheel check passed: the wheel's python files are a build of this tree")
+        return 0
+    for items, tag, what in problems:
+        if not items:
+            continue
+        print(f"{len(items)} python paths {what}:")
+        for n in items[:show]:
+            print(f"  {tag}: {n}")
+        if len(items) > show:
+            print(f"  ... and {len(items) - show} more" + (f" (all in {report})" if report else ""))
+    print(
+        f"wheel check failed: the wheel is not a build of this tree as {where} in "
+        "vllm.lock.toml describes it."
+        + (f" Full comparison: {report}." if report else "")
+        + f" Next: review the files; if the wheel is right, list a changed file in "
+        f"{where}.known_python_diffs, or a tree the wheel vendors in {where}.vendored_trees "
+        "(with a reason), and drop stale entries; otherwise the lock pins the wrong wheel."
+    )
+    return 1
 
 
-def extract(wheel: str, tree: str) -> int:
+def _remove_extracted(root: Path, names: list[str]) -> int:
+    """Delete files an earlier extract wrote (and directories left empty)."""
+    removed = 0
+    for name in names:
+        path = root / name
+        if path.is_file() or path.is_symlink():
+            path.unlink()
+            removed += 1
+    for name in sorted({str(Path(n).parent) for n in names}, key=len, reverse=True):
+        d = root / name
+        while d != root and d.is_dir() and not any(d.iterdir()):
+            d.rmdir()
+            d = d.parent
+    return removed
+
+
+def extract(wheel: str, tree: str, manifest: str | None = None) -> int:
     """Extract the wheel's package files that the tree lacks (kernels, assets).
 
-    Prints how many files were written.
+    Prints how many files were written. MANIFEST (a file) records the wheel and
+    the files extracted from it: when it names another wheel (a --target switch),
+    that wheel's files are removed first, so no kernel of the other build is left.
     """
     root = Path(tree)
+    owned: set[str] = set()
+    if manifest and Path(manifest).exists():
+        head, *names = Path(manifest).read_text().splitlines()
+        if head == Path(wheel).name:
+            owned = set(names)
+        else:
+            n = _remove_extracted(root, names)
+            print(f"removed {n} files extracted from {head}", file=sys.stderr)
     count = 0
     with zipfile.ZipFile(wheel) as zf:
         for info in zf.infolist():
@@ -119,7 +209,10 @@ def extract(wheel: str, tree: str) -> int:
             mode = info.external_attr >> 16
             if mode & stat.S_IXUSR:
                 os.chmod(dest, 0o755)
+            owned.add(name)
             count += 1
+    if manifest:
+        Path(manifest).write_text("\n".join([Path(wheel).name, *sorted(owned)]) + "\n")
     print(count)
     return 0
 
@@ -172,9 +265,18 @@ def main(argv: list[str]) -> int:
         print("\n".join(requirements(args[0], args[1:])))
         return 0
     if cmd == "diff" and len(args) >= 2:
-        return diff(args[0], args[1], args[2:])
-    if cmd == "extract" and len(args) == 2:
-        return extract(args[0], args[1])
+        opts: dict[str, list[str]] = {"--known": [], "--vendored": [], "--report": [], "--where": []}
+        rest = args[2:]
+        while rest:
+            if rest[0] not in opts or len(rest) < 2:
+                print(f"wheel_overlay.py diff: unexpected argument {rest[0]!r}", file=sys.stderr)
+                return 2
+            opts[rest[0]].append(rest[1])
+            rest = rest[2:]
+        return diff(args[0], args[1], opts["--known"], opts["--vendored"],
+                    (opts["--report"] or [None])[-1], (opts["--where"] or ["targets.<target>"])[-1])
+    if cmd == "extract" and len(args) in (2, 3):
+        return extract(*args)
     if cmd == "install" and len(args) == 4:
         return install(*args)
     print(__doc__.strip(), file=sys.stderr)
