@@ -25,8 +25,11 @@
 #                       patch of patches/series (or per patch of a prefix of it: the later
 #                       patches keep their record), same subjects, on top of the new base
 #   --test              run the test files the series adds or changes on the rebased tree,
-#                       with the compiled kernels of vllm/ (the pin's) linked in; results
-#                       go into the report
+#                       with the compiled kernels of vllm/ (the pin's CPU build) linked in;
+#                       the result is printed and goes into the report. The committed
+#                       report is made with --test (CONTRIBUTING.md); without it the
+#                       report says that no tests ran (a previous run's results would
+#                       no longer describe the regenerated variant)
 #   --keep DIR          rebase in DIR and keep it (default: a temporary clone)
 #   --stop              with --keep: stop at the first NEW CONFLICT, leaving its `git am`
 #                       in progress in DIR (resolve, `git am --continue`, then --record DIR)
@@ -150,8 +153,16 @@ if [[ -n "$export_dir" && -z "$stopped" ]]; then
 fi
 
 tests_md=() test_rc=0
+if [[ $run_tests == 0 && -z "$stopped" ]]; then
+  tests_md+=("## Tests on the rebased tree" ""
+    "Not run: this report was written without \`--test\` (\`scripts/rebase.sh --onto $onto --test\` runs them).")
+  if grep -q '^- result: ' "$report" 2>/dev/null; then
+    warn "$(basename "$report") had test results from an earlier --test run; this run has none, so the report now says 'Not run'. Run 'scripts/rebase.sh --onto $onto --test' before committing the report."
+  fi
+fi
 if [[ $run_tests == 1 && -z "$stopped" ]]; then
   [[ -x "$VENV_DIR/bin/python" ]] || die "--test needs the build venv $VENV_DIR: run scripts/apply_and_build.sh"
+  require_cpu_venv "scripts/rebase.sh --test"
   link_kernels "$VLLM_DIR" "$dir"
   kernels=$(cd "$dir" && git ls-files -o -i --exclude-standard -- vllm | grep -cE '\.so$' || true)
   mapfile -t tests < <(git -C "$dir" diff --name-only --diff-filter=AM "$new_tag..$branch" -- 'tests/**test_*.py')
@@ -171,12 +182,15 @@ for m in sys.argv[1:]:
   else
     test_rc=4
     tests_md+=("- imports: **FAILED**:" "" '```' "$(tail -n 15 "$junit/import.log")" '```')
+    tail -n 15 "$junit/import.log" >&2
   fi
+  log "tests on the rebased tree: imports $([[ $test_rc == 0 ]] && echo ok || echo FAILED) (${#mods[@]} modules)"
   if [[ ${#tests[@]} -eq 0 ]]; then
     tests_md+=("- no test files in the series")
   else
     upstream_pytest "$dir" "$junit/t.xml" "${tests[@]}" >"$junit/t.log" 2>&1 || true
     summary=$(python3 "$ROOT/scripts/lib/junit_summary.py" "tests" "$junit/t.xml") || test_rc=4
+    log "tests on the rebased tree: $summary"
     tests_md+=("- result: $summary" "")
     mapfile -t -O "${#tests_md[@]}" tests_md < <(python3 "$ROOT/scripts/lib/junit_summary.py" --by-file "$junit/t.xml")
     [[ $test_rc == 0 ]] || { tests_md+=("" '```' "$(grep -E '^(FAILED|ERROR) ' "$junit/t.log" | head -n 30)" '```'); tail -n 30 "$junit/t.log" >&2; }
