@@ -59,7 +59,23 @@ git_vllm checkout -q -B "$LOCK_BRANCH" "$LOCK_BASE_TAG"
 log "applying ${#patches[@]} patches onto $LOCK_BASE_TAG"
 if ! am_series "$VLLM_DIR" "${patches[@]}"; then
   if [[ -n "$orig" ]]; then git_vllm checkout -q -B "$LOCK_BRANCH" "$orig"; fi
-  die "the series does not apply; vllm/ is unchanged (branch '$LOCK_BRANCH' at ${orig:0:12})"
+  failed=${AM_FAILED_PATCH#"$ROOT"/}
+  edited=$(git -C "$ROOT" status --porcelain -- "$PATCH_DIR" 2>/dev/null | sed -E 's/^...//' | paste -sd' ' - || true)
+  next="Next:"
+  if [[ -n "$edited" ]]; then
+    next+="
+  - patches/ has uncommitted changes ($edited): a patch file is not edited by hand.
+    See the edit with 'git diff -- patches/', restore it with 'git checkout -- patches/'
+    (or 'git checkout -- $failed'), and run scripts/apply.sh again."
+  fi
+  next+="
+  - to change a patch, change its commit in vllm/ instead: with the committed patches
+    applied, 'git -C vllm rebase -i $LOCK_BASE_TAG', edit and amend it, then
+    scripts/export.sh writes patches/ (CONTRIBUTING.md, 'The loop').
+  - if patches/ came from a pull or merge, the series itself is broken at ${failed##*/}:
+    fix it where it was made (vllm/ and scripts/export.sh), not in the .patch file."
+  die "the series does not apply; vllm/ is unchanged (branch '$LOCK_BRANCH' at ${orig:0:12})
+$next"
 fi
 record_series_sync
 log "applied: '$LOCK_BRANCH' is $(git_vllm rev-list --count "$LOCK_BASE_TAG..HEAD") commits on $LOCK_BASE_TAG"

@@ -321,9 +321,10 @@ export_series() {
 
 # am_series REPO PATCH...: `git am --3way` the patches onto REPO's HEAD. On failure
 # prints the failing patch and its conflicting files, aborts the am (REPO is left
-# clean at its previous HEAD) and returns 1.
+# clean at its previous HEAD), sets AM_FAILED_PATCH to the patch's path and returns 1.
 am_series() {
   local repo=$1; shift
+  AM_FAILED_PATCH=""
   [[ $# -gt 0 ]] || return 0
   local out
   if out=$(git -C "$repo" am -q --3way --keep-non-patch --committer-date-is-author-date "$@" 2>&1); then
@@ -332,6 +333,7 @@ am_series() {
   local next patch files
   next=$(cat "$repo/.git/rebase-apply/next" 2>/dev/null || echo 1)
   patch=${*:$next:1}
+  AM_FAILED_PATCH=$patch
   files=$(git -C "$repo" diff --name-only --diff-filter=U 2>/dev/null | tr '\n' ' ')
   [[ -n "$files" ]] || files=$(grep -oE '(error: patch failed: |CONFLICT \(content\): Merge conflict in )[^ :]+' <<<"$out" \
     | sed -E 's/.* //' | sort -u | tr '\n' ' ')
