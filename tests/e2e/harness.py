@@ -360,20 +360,30 @@ def short_drafts(result: CaseResult) -> list[int | None]:
 
 
 def format_table(results: list[CaseResult], base: CaseResult | None = None) -> str:
-    """A plain-text table: timings, equivalence and spec-decode counters per case."""
+    """A plain-text table: timings, equivalence and spec-decode counters per case.
+
+    A case without any ``vllm:spec_decode_*`` counter shows ``-`` in the counter
+    columns and says why (the baseline drafts nothing; a speculative case without
+    counters is marked, not shown as zeros)."""
     head = (f"{'case':<22} {'init_s':>6} {'gen_s':>6} {'tok/s':>6} {'equal':>5} "
             f"{'drafts':>6} {'req':>5} {'drafted':>7} {'accepted':>8} {'acc%':>5} "
             f"{'AL':>5} {'exits':>5}  accepted_per_pos")
     lines = [head, "-" * len(head)]
     for r in results:
         eq = "ref" if base is None or r is base else ("yes" if not compare(base, r) else "NO")
+        timing = (f"{r.case.name:<22} {r.init_s:6.1f} {r.gen_s:6.1f} "
+                  f"{r.num_tokens / r.gen_s if r.gen_s else 0:6.1f} {eq:>5} ")
+        if not any(name.startswith(SPEC_PREFIX) for name in r.counters):
+            why = ("(target only: no drafts)" if r.case.method is None
+                   else "(NO spec-decode counters recorded for this case)")
+            lines.append(timing + f"{'-':>6} {'-':>5} {'-':>7} {'-':>8} {'-':>5} {'-':>5} {'-':>5}  {why}")
+            continue
         rate, al, ex = r.acceptance_rate, r.mean_acceptance_length, r.early_exits()
         req = r.counters.get(SPEC_PREFIX + "num_draft_tokens_requested")
         per_pos = r.counters.get(SPEC_PREFIX + "num_accepted_tokens_per_pos", "")
         lines.append(
-            f"{r.case.name:<22} {r.init_s:6.1f} {r.gen_s:6.1f} "
-            f"{r.num_tokens / r.gen_s if r.gen_s else 0:6.1f} {eq:>5} "
-            f"{r.counter('num_drafts'):6d} "
+            timing
+            + f"{r.counter('num_drafts'):6d} "
             f"{'' if req is None else req:>5} {r.counter('num_draft_tokens'):7d} "
             f"{r.counter('num_accepted_tokens'):8d} "
             f"{'' if rate is None else f'{100 * rate:.0f}':>5} "

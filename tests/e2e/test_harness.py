@@ -96,6 +96,16 @@ def test_counter_deltas_rates_and_short_drafts():
     assert "draft_l4_k3" in table and "25" in table
 
 
+def test_table_marks_a_case_without_counters_instead_of_zeros():
+    """A speculative case whose engine reported no spec-decode counters is marked;
+    the baseline says it drafts nothing (neither prints 0 drafts)."""
+    base = _result(harness.BASELINE, [[1], [2]])
+    missing = _result(harness.DRAFT_L4, [[1], [2]])
+    rows = harness.format_table([base, missing]).splitlines()[2:]
+    assert "target only: no drafts" in rows[0] and " 0 " not in rows[0][40:]
+    assert "NO spec-decode counters" in rows[1] and " 0 " not in rows[1][40:]
+
+
 def test_configure_env_keeps_values_already_set(monkeypatch):
     monkeypatch.setenv("VLLM_CPU_KVCACHE_SPACE", "3")
     monkeypatch.delenv("VLLM_ENABLE_V1_MULTIPROCESSING", raising=False)
