@@ -183,3 +183,52 @@ def test_built_prompt_fixtures_follow_the_split_rule():
         if source == "sharegpt":
             assert recs[0]["prompt"].startswith("<|im_start|>system")
             assert recs[0]["prompt"].endswith("<|im_start|>assistant\n")
+
+
+def test_retokenize_with_the_fixture_tokenizer_reproduces_the_prompt_files(tmp_path):
+    """Issue #31: scripts/lib/fixtures/retokenize.py rebuilds rows for another
+    tokenizer the way fixtures.sh built them; with SmolLM2's own tokenizer it must
+    give back the files byte for byte (skipped when scripts/fixtures.sh has not run)."""
+    import os
+    import subprocess
+
+    cache = Path(os.environ.get("DSL_CACHE") or Path.home() / ".cache" / "vllm-dsl")
+    root = Path(os.environ.get("FIXTURES_DIR") or cache / "fixtures")
+    if not (root / "manifest.json").is_file():
+        pytest.skip(f"no fixtures in {root} (scripts/fixtures.sh)")
+    src = root / "prompts"
+    out = tmp_path / "prompts"
+    tool = ROOT / "scripts" / "lib" / "fixtures" / "retokenize.py"
+    proc = subprocess.run([sys.executable, str(tool), str(src), str(out), str(root / "models" / "smollm2-135m")],
+                          capture_output=True, text=True, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    names = sorted(p.name for p in src.glob("*-*.jsonl"))
+    assert names and names == sorted(p.name for p in out.glob("*.jsonl"))
+    for name in names:
+        assert (out / name).read_bytes() == (src / name).read_bytes(), name
+
+
+def test_retokenize_rebuilds_each_source_and_refuses_what_it_cannot():
+    sys.path.insert(0, str(ROOT / "scripts" / "lib" / "fixtures"))
+    import retokenize
+
+    class Tok:
+        chat_template = "x"
+
+        def apply_chat_template(self, msgs, tokenize, add_generation_prompt):
+            assert not tokenize and add_generation_prompt
+            return f"<u>{msgs[0]['content']}</u><a>"
+
+        def __call__(self, text, add_special_tokens=True):
+            return type("E", (), {"input_ids": ([0] if add_special_tokens else []) + [len(w) for w in text.split()]})
+
+    rows = [{"id": "1", "source": "sharegpt", "text": "hi there", "prompt_token_ids": [9]},
+            {"id": "2", "source": "humaneval", "text": "def f", "prompt_token_ids": [9]}]
+    a, b = retokenize.retokenize_rows(rows, Tok())
+    assert (a["prompt"], a["prompt_token_ids"], a["num_prompt_tokens"]) == ("<u>hi there</u><a>", [5, 12], 2)
+    assert (b["prompt"], b["prompt_token_ids"]) == ("def f", [0, 3, 1])
+    Tok.chat_template = None
+    with pytest.raises(SystemExit, match="no chat template"):
+        retokenize.retokenize_rows(rows[:1], Tok())
+    with pytest.raises(SystemExit, match="unknown source"):
+        retokenize.retokenize_rows([{"id": "3", "source": "x", "text": ""}], Tok())
