@@ -26,7 +26,7 @@ T0=$(date +%s)
 timeout ${ABAB_TIMEOUT:-430} python3 benchmarks/abab.py --models /tmp/gpuhost/models \
   --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts \
   --max-tokens 256 --base-requests 8 --engine "$E" --out "$R/abab/abab-x8b.json" \
-  --arms sd3,target,sd4,dsl4,dsl8 --concurrency 1,8,32,4,16 --rounds 4 > "$R/logs/abab.log" 2>&1
+  --arms sd3,target,sd4,dsl4t0,dsl8t0 --concurrency 1,8,32,4,16 --rounds 4 > "$R/logs/abab.log" 2>&1
 echo "abab rc=$? $(( $(date +%s) - T0 ))s" | tee -a "$R/logs/e.log"
 grep -h "prices each draft step" "$R/logs/abab.log" | head -4
 tail -n 40 "$R/logs/abab.log"
