@@ -26,7 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "tests" / "gpu" / "results"
 MODULES = ["test_dsl_greedy.py", "test_dsl_stress.py", "test_dsl_eagle.py"]
 # Committed runs with raw results: folder, archive, folder inside the archive.
-RUNS = [("2026-12-01-h200-s9", "raw.tgz", "gpu-raw")]
+RUNS = [
+    ("2026-12-01-h200-s9", "raw.tgz", "gpu-raw"),
+    ("2026-12-02-h200-s12", "raw.tgz", "raw"),
+]
 
 
 def expected_outcomes(run: str) -> dict[str, tuple[str, str]]:
