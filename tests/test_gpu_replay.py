@@ -83,3 +83,21 @@ def test_gpu_suite_replays_committed_results(tmp_path, run, archive, inner):
         if got[t][0] != outcome or why not in got[t][1]
     }
     assert not wrong, wrong
+
+
+def test_default_results_dir_is_outside_the_committed_results():
+    """Without DSL_GPU_RESULTS a run writes under build/ (ignored by git):
+    tests/gpu/results holds committed runs only, and an empty folder left there
+    by a CPU run once passed for a run's results."""
+    env = {k: v for k, v in os.environ.items() if k != "DSL_GPU_RESULTS"}
+    out = subprocess.run(
+        [sys.executable, "-c", "import gpu_groups; print(gpu_groups.results_dir())"],
+        cwd=ROOT / "tests" / "gpu", env=env, capture_output=True, text=True,
+        check=True,
+    ).stdout.strip()
+    path = Path(out)
+    assert RESULTS not in path.parents, path
+    ignored = subprocess.run(
+        ["git", "check-ignore", "-q", str(path.relative_to(ROOT))], cwd=ROOT
+    )
+    assert ignored.returncode == 0, f"{path} is not ignored by git"

@@ -8,7 +8,7 @@ Environment:
                    and smollm2-eagle3 (scripts/gpu-host/build_eagle.py), skips without
   DSL_GPU_PROMPTS  folder with the fixtures' prompt JSONL files (default:
                    .gpu-bundles/prompts, else $DSL_CACHE/fixtures/prompts)
-  DSL_GPU_RESULTS  folder for raw JSON results (default tests/gpu/results/raw)
+  DSL_GPU_RESULTS  folder for raw JSON results (default build/gpu-results/raw)
   DSL_GPU_REPLAY   folder of a run's raw results (DSL_GPU_RESULTS of that run):
                    the engine-level tests check those results instead of
                    running engines, also without a GPU (e.g. re-checking a
@@ -123,12 +123,9 @@ class EngineGroups:
         self.pool = ThreadPoolExecutor(max_workers=max(1, parallel))
         self.futures: dict[str, Future] = {}
         self.lock = threading.Lock()
-        self.results_dir = Path(
-            os.environ.get(
-                "DSL_GPU_RESULTS", ROOT / "tests" / "gpu" / "results" / "raw"
-            )
-        )
-        self.results_dir.mkdir(parents=True, exist_ok=True)
+        from gpu_groups import results_dir
+
+        self.results_dir = results_dir()
 
     def _execute(
         self, group: str, env: dict[str, str], cases: list[dict], prompts: list
@@ -148,6 +145,7 @@ class EngineGroups:
                     f"(DSL_GPU_WAIT_MODELS): {', '.join(missing)}"
                 )
         cases_file = self.tmp / f"{group}.cases.json"
+        self.results_dir.mkdir(parents=True, exist_ok=True)
         out_file = self.results_dir / f"{group}.json"
         out_file.unlink(missing_ok=True)
         cases_file.write_text(

@@ -9,9 +9,20 @@ from __future__ import annotations
 
 import os
 import time
+from pathlib import Path
 
 K = 5
 TAU = 0.6
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def results_dir() -> Path:
+    """Where a run writes its raw JSON results: ``DSL_GPU_RESULTS``, else
+    ``build/gpu-results/raw`` (ignored by git, so a CPU run of the suite leaves
+    nothing under ``tests/gpu/results``, where only committed runs belong)."""
+    return Path(
+        os.environ.get("DSL_GPU_RESULTS", ROOT / "build" / "gpu-results" / "raw")
+    )
 
 
 def draft_name() -> str:

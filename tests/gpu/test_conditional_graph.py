@@ -7,8 +7,6 @@ changed inputs and no rebuild; and the loop control's cost per iteration
 from __future__ import annotations
 
 import json
-import os
-from pathlib import Path
 
 import pytest
 import torch
@@ -208,7 +206,9 @@ def test_loop_control_cost_per_iteration():
     static_ms = sorted(a for a, _ in samples)[2]
     loop_ms = sorted(b for _, b in samples)[2]
     per_iter_us = (loop_ms - static_ms) * 1000 / (K - 1)
-    out = Path(os.environ.get("DSL_GPU_RESULTS", "tests/gpu/results/raw"))
+    from gpu_groups import results_dir
+
+    out = results_dir()
     out.mkdir(parents=True, exist_ok=True)
     (out / "loop_control_cost.json").write_text(
         json.dumps(

@@ -5,7 +5,7 @@ number of draft forward passes drops when the threshold exits often."""
 from __future__ import annotations
 
 import pytest
-from gpu_groups import GROUPS, K, ok, results, tp_results
+from gpu_groups import GROUPS, ok, results, tp_results
 
 
 def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
