@@ -41,7 +41,7 @@ def serve_cmd(model: str, draft: str, arm: dict, port: int, engine: dict) -> lis
            "--gpu-memory-utilization", str(engine.get("gpu_memory_utilization", 0.2))]
     if arm["k"]:
         spec = speculative_config(draft, arm["k"], arm["tau"], arm["schedule"],
-                                  arm.get("dynamic", False))
+                                  arm.get("dynamic", False), arm.get("av", False))
         cmd += ["--speculative-config", json.dumps(spec)]
     return cmd
 

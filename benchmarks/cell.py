@@ -54,11 +54,12 @@ from harness import _metric_snapshot as spec_counters  # noqa: E402
 
 def speculative_config(draft: str, k: int, tau: float | None,
                        schedule: list[list[int]] | None = None,
-                       dynamic: bool = False) -> dict:
+                       dynamic: bool = False, av: bool = False) -> dict:
     """The ``--speculative-config`` of a draft-model arm: SD at K; DSL with a
     threshold (which turns DSL on by itself); DSL's cost-aware stop alone
     (``dynamic`` with no threshold: ``"dynamic_lookahead": true``); any of
-    them with a batch-size schedule for K."""
+    them with a batch-size schedule for K; ``av``: upstream's adaptive
+    verification (``"enable_adaptive_verification": true``)."""
     spec: dict = {"method": "draft_model", "model": draft, "num_speculative_tokens": k}
     if tau is not None:
         spec["draft_confidence_threshold"] = tau
@@ -66,6 +67,8 @@ def speculative_config(draft: str, k: int, tau: float | None,
         spec["dynamic_lookahead"] = True
     if schedule:
         spec["num_speculative_tokens_per_batch_size"] = schedule
+    if av:
+        spec["enable_adaptive_verification"] = True
     return spec
 
 
@@ -87,7 +90,7 @@ def engine_args(cell: dict):
     if cell.get("draft"):
         kwargs["speculative_config"] = speculative_config(
             cell["draft"], cell["k"], cell.get("tau"), cell.get("schedule"),
-            cell.get("dynamic", False))
+            cell.get("dynamic", False), cell.get("av", False))
     kwargs.update(cell.get("engine", {}))
     return EngineArgs(**kwargs)
 

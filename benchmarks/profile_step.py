@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cell import engine_args, run_workload  # noqa: E402
 from run import load_prompts, model_path  # noqa: E402
 
-ARM = re.compile(r"^(target|sd(\d+)|dsl(\d+)(?:t([0-9.]+))?)"
+ARM = re.compile(r"^(target|sd(\d+)(av)?|dsl(\d+)(?:t([0-9.]+))?)"
                  r"(?:@(\d+-\d+:\d+(?:/\d+-\d+:\d+)*))?$")
 # Host calls the torch profiler records, per engine step.
 LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch",
@@ -60,34 +60,38 @@ def add_model_args(ap: argparse.ArgumentParser, dataset: str) -> None:
 
 
 def parse_arm(name: str) -> dict:
-    """``target``, ``sd<K>``, ``dsl<K>`` or ``dsl<K>t<tau>``, the last three
-    optionally with a batch-size schedule for K
+    """``target``, ``sd<K>``, ``sd<K>av``, ``dsl<K>`` or ``dsl<K>t<tau>``, all
+    but target optionally with a batch-size schedule for K
     (``num_speculative_tokens_per_batch_size``): ``@<lo>-<hi>:<K>/...``, e.g.
     ``dsl8t0.5@1-7:8/8-64:0`` drafts up to 8 with fewer than 8 requests
     scheduled and nothing from 8 on.
+
+    ``sd<K>av`` is SD at K with upstream's adaptive verification
+    (``"enable_adaptive_verification": true``: each step verifies the draft
+    budget its cost tables and online acceptance estimate pick).
 
     ``dynamic`` is True for both DSL forms: ``dsl<K>`` is DSL's cost-aware
     stop alone (``"dynamic_lookahead": true``, ``tau`` None), ``dsl<K>t<tau>``
     sets the floor ``draft_confidence_threshold`` tau (which turns DSL on by
     itself)."""
     m = ARM.match(name)
-    if m is None or (name.startswith("target") and m.group(5)):
-        raise SystemExit(f"--arms: unknown arm {name!r} (target, sd<K>, dsl<K>, "
-                         "dsl<K>t<tau>, any but target with "
+    if m is None or (name.startswith("target") and m.group(6)):
+        raise SystemExit(f"--arms: unknown arm {name!r} (target, sd<K>, sd<K>av, "
+                         "dsl<K>, dsl<K>t<tau>, any but target with "
                          "@<lo>-<hi>:<K>/...)")
     if name == "target":
         return {"name": name, "k": 0, "tau": None, "schedule": None,
-                "dynamic": False}
+                "dynamic": False, "av": False}
     schedule = None
-    if m.group(5):
+    if m.group(6):
         schedule = [[int(x) for x in part.replace(":", "-").split("-")]
-                    for part in m.group(5).split("/")]
+                    for part in m.group(6).split("/")]
     if m.group(2):
         return {"name": name, "k": int(m.group(2)), "tau": None,
-                "schedule": schedule, "dynamic": False}
-    tau = float(m.group(4)) if m.group(4) is not None else None
-    return {"name": name, "k": int(m.group(3)), "tau": tau,
-            "schedule": schedule, "dynamic": True}
+                "schedule": schedule, "dynamic": False, "av": bool(m.group(3))}
+    tau = float(m.group(5)) if m.group(5) is not None else None
+    return {"name": name, "k": int(m.group(4)), "tau": tau,
+            "schedule": schedule, "dynamic": True, "av": False}
 
 
 def arm_cell(arm: dict, models: str, target: str, draft: str,
@@ -96,7 +100,8 @@ def arm_cell(arm: dict, models: str, target: str, draft: str,
     return {"model": model_path(models, target),
             "draft": model_path(models, draft) if arm["k"] else None,
             "k": arm["k"], "tau": arm["tau"], "schedule": arm["schedule"],
-            "dynamic": arm.get("dynamic", False), "engine": engine}
+            "dynamic": arm.get("dynamic", False), "av": arm.get("av", False),
+            "engine": engine}
 
 
 class StepCounter:

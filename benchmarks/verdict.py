@@ -25,7 +25,13 @@ concurrency, one row of ``verdict.json`` (a JSON list):
   as ``abab.py`` reports it): (max - min) / median of its TPOT;
 - ``dsl_draft_forwards_per_step``, ``dsl_accepted_per_step``: the DSL arm's
   draft forward passes and accepted draft tokens per engine step (its own
-  stat logger in ``abab.py``; null in files from before it).
+  stat logger in ``abab.py``; null in files from before it);
+- ``arms_per_step``: the same two numbers for every arm (draft forwards are
+  null for SD arms: the worker counts them only with DSL; SD runs K per
+  drafting step);
+- ``other_arms_tpot_ms``: median TPOT of the arms that are neither target,
+  a fixed-K SD arm nor the DSL arm (e.g. ``sd4av``, SD with upstream's
+  adaptive verification, or an arm with a batch-size schedule).
 
 A short table is printed too.
 """
@@ -107,7 +113,10 @@ def rows_of(name: str | None, data: dict, dsl_arm: str,
             call = "DSL faster" if lo > 1 else "SD faster" if hi < 1 else "tie"
         b = tpot.get(base) or []
         noise = (max(b) - min(b)) / statistics.median(b) if b else None
-        spec = (point.get("spec") or {}).get(dsl_arm) or {}
+        spec_all = point.get("spec") or {}
+        spec = spec_all.get(dsl_arm) or {}
+        others = {a: med(a) for a in tpot
+                  if a not in ("target", dsl_arm) and not SD.match(a)}
         rows.append({
             "pair": pair, "concurrency": c, "best_sd_k": k,
             "best_sd_tpot_ms": med(f"sd{k}") if k is not None else None,
@@ -115,6 +124,11 @@ def rows_of(name: str | None, data: dict, dsl_arm: str,
             "ratio_dsl_vs_best_sd": mean, "ci95": [lo, hi], "noise": noise,
             "dsl_draft_forwards_per_step": spec.get("draft_forwards_per_step"),
             "dsl_accepted_per_step": spec.get("accepted_per_step"),
+            "other_arms_tpot_ms": others,
+            "arms_per_step": {
+                a: {"draft_forwards": v.get("draft_forwards_per_step"),
+                    "accepted": v.get("accepted_per_step")}
+                for a, v in spec_all.items()},
             "best_sd_note": note,
             "call": call, "rounds": len(per_round), "per_round_ratio": per_round,
             "dsl_arm": dsl_arm, "noise_arm": base, "ratio_note": RATIO_NOTE,

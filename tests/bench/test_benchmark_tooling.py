@@ -435,3 +435,26 @@ def test_dsl_arm_without_a_threshold_turns_dynamic_lookahead_on():
     import bench_serve
     cmd = bench_serve.serve_cmd("/m/t", "/m/d", arm, 8000, {})
     assert json.loads(cmd[cmd.index("--speculative-config") + 1])["dynamic_lookahead"] is True
+
+
+def test_sd_arm_with_adaptive_verification():
+    """``sd<K>av``: SD at K with upstream's adaptive verification, in both
+    harnesses; only SD arms take it (DSL refuses it at start-up)."""
+    from cell import speculative_config
+    from profile_step import arm_cell, parse_arm
+
+    arm = parse_arm("sd4av")
+    assert (arm["k"], arm["av"], arm["dynamic"]) == (4, True, False)
+    cell = arm_cell(arm, "/m", "t", "/m/d", {})
+    assert speculative_config(cell["draft"], cell["k"], cell["tau"], cell["schedule"],
+                              cell["dynamic"], cell["av"]) == {
+        "method": "draft_model", "model": "/m/d", "num_speculative_tokens": 4,
+        "enable_adaptive_verification": True}
+    assert not parse_arm("sd4")["av"] and not parse_arm("dsl4")["av"]
+    import bench_serve
+    cmd = bench_serve.serve_cmd("/m/t", "/m/d", arm, 8000, {})
+    spec = json.loads(cmd[cmd.index("--speculative-config") + 1])
+    assert spec["enable_adaptive_verification"] is True
+    for bad in ("dsl4av", "targetav", "sdav"):
+        with pytest.raises(SystemExit, match="unknown arm"):
+            parse_arm(bad)

@@ -123,3 +123,14 @@ def test_help_says_which_way_the_ratio_goes():
     assert res.returncode == 0
     assert "> 1 means DSL is faster" in " ".join(res.stdout.split())
     assert verdict.RATIO_NOTE in " ".join(res.stdout.split())
+
+
+def test_an_adaptive_verification_arm_is_an_anchor_not_a_fixed_k(tmp_path):
+    """``sd4av`` (SD with upstream's adaptive verification) is faster than every
+    fixed K here, yet best K stays a fixed-K arm; its TPOT is reported beside
+    them, and every arm's per-step counters are in the row."""
+    tpot = {c: {**t, "sd4av": [1.0, 1.0, 1.0, 1.0]} for c, t in TPOT.items()}
+    rows, _ = run(tmp_path, abab_result(tmp_path, tpot=tpot))
+    assert [r["best_sd_k"] for r in rows] == [3, 2]
+    assert rows[0]["other_arms_tpot_ms"] == {"sd4av": pytest.approx(1.0)}
+    assert rows[0]["arms_per_step"]["dsl6"] == {"draft_forwards": 3.5, "accepted": 2.0}
