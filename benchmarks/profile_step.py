@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from cell import engine_args, run_workload  # noqa: E402
 from run import load_prompts, model_path  # noqa: E402
 
-ARM = re.compile(r"^(target|sd(\d+)(av)?|dsl(\d+)(?:t([0-9.]+))?)"
+ARM = re.compile(r"^(target|sd(\d+)(av)?|dsl(\d+)(?:t([0-9.]+))?(av)?)"
                  r"(?:@(\d+-\d+:\d+(?:/\d+-\d+:\d+)*))?$")
 # Host calls the torch profiler records, per engine step.
 LAUNCHES = ("cudaLaunchKernel", "cuLaunchKernel", "cudaGraphLaunch",
@@ -60,38 +60,40 @@ def add_model_args(ap: argparse.ArgumentParser, dataset: str) -> None:
 
 
 def parse_arm(name: str) -> dict:
-    """``target``, ``sd<K>``, ``sd<K>av``, ``dsl<K>`` or ``dsl<K>t<tau>``, all
-    but target optionally with a batch-size schedule for K
+    """``target``, ``sd<K>``, ``dsl<K>`` or ``dsl<K>t<tau>``, the last three
+    optionally with ``av``, all but target optionally with a batch-size
+    schedule for K
     (``num_speculative_tokens_per_batch_size``): ``@<lo>-<hi>:<K>/...``, e.g.
     ``dsl8t0.5@1-7:8/8-64:0`` drafts up to 8 with fewer than 8 requests
     scheduled and nothing from 8 on.
 
-    ``sd<K>av`` is SD at K with upstream's adaptive verification
+    ``av`` adds upstream's adaptive verification
     (``"enable_adaptive_verification": true``: each step verifies the draft
-    budget its cost tables and online acceptance estimate pick).
+    budget its cost tables and online acceptance estimate pick; with DSL the
+    positions a request did not draft are never verified).
 
     ``dynamic`` is True for both DSL forms: ``dsl<K>`` is DSL's cost-aware
     stop alone (``"dynamic_lookahead": true``, ``tau`` None), ``dsl<K>t<tau>``
     sets the floor ``draft_confidence_threshold`` tau (which turns DSL on by
     itself)."""
     m = ARM.match(name)
-    if m is None or (name.startswith("target") and m.group(6)):
-        raise SystemExit(f"--arms: unknown arm {name!r} (target, sd<K>, sd<K>av, "
-                         "dsl<K>, dsl<K>t<tau>, any but target with "
+    if m is None or (name.startswith("target") and m.group(7)):
+        raise SystemExit(f"--arms: unknown arm {name!r} (target, sd<K>, dsl<K>, "
+                         "dsl<K>t<tau>, any but target with av, "
                          "@<lo>-<hi>:<K>/...)")
     if name == "target":
         return {"name": name, "k": 0, "tau": None, "schedule": None,
                 "dynamic": False, "av": False}
     schedule = None
-    if m.group(6):
+    if m.group(7):
         schedule = [[int(x) for x in part.replace(":", "-").split("-")]
-                    for part in m.group(6).split("/")]
+                    for part in m.group(7).split("/")]
     if m.group(2):
         return {"name": name, "k": int(m.group(2)), "tau": None,
                 "schedule": schedule, "dynamic": False, "av": bool(m.group(3))}
     tau = float(m.group(5)) if m.group(5) is not None else None
     return {"name": name, "k": int(m.group(4)), "tau": tau,
-            "schedule": schedule, "dynamic": True, "av": False}
+            "schedule": schedule, "dynamic": True, "av": bool(m.group(6))}
 
 
 def arm_cell(arm: dict, models: str, target: str, draft: str,

@@ -438,8 +438,8 @@ def test_dsl_arm_without_a_threshold_turns_dynamic_lookahead_on():
 
 
 def test_sd_arm_with_adaptive_verification():
-    """``sd<K>av``: SD at K with upstream's adaptive verification, in both
-    harnesses; only SD arms take it (DSL refuses it at start-up)."""
+    """``sd<K>av``/``dsl<K>av``: upstream's adaptive verification on an SD or
+    DSL arm, in both harnesses."""
     from cell import speculative_config
     from profile_step import arm_cell, parse_arm
 
@@ -451,10 +451,16 @@ def test_sd_arm_with_adaptive_verification():
         "method": "draft_model", "model": "/m/d", "num_speculative_tokens": 4,
         "enable_adaptive_verification": True}
     assert not parse_arm("sd4")["av"] and not parse_arm("dsl4")["av"]
+    dsl = parse_arm("dsl4av")
+    assert (dsl["k"], dsl["tau"], dsl["dynamic"], dsl["av"]) == (4, None, True, True)
+    assert speculative_config("/m/d", 4, None, None, True, True) == {
+        "method": "draft_model", "model": "/m/d", "num_speculative_tokens": 4,
+        "dynamic_lookahead": True, "enable_adaptive_verification": True}
+    assert parse_arm("dsl4t0.5av@1-8:4")["schedule"] == [[1, 8, 4]]
     import bench_serve
     cmd = bench_serve.serve_cmd("/m/t", "/m/d", arm, 8000, {})
     spec = json.loads(cmd[cmd.index("--speculative-config") + 1])
     assert spec["enable_adaptive_verification"] is True
-    for bad in ("dsl4av", "targetav", "sdav"):
+    for bad in ("targetav", "sdav", "sd4avav", "dsl4avt0.5"):
         with pytest.raises(SystemExit, match="unknown arm"):
             parse_arm(bad)

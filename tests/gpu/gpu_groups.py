@@ -81,6 +81,7 @@ ALL = ("greedy", "stress", "sample")
 # steps, which gave a wrong token on the H200 (2026-12-02); it now verifies
 # every scheduled slot, which this case checks in the mode that trimmed.
 PIECEWISE = {"compilation_config": {"cudagraph_mode": "PIECEWISE"}}
+AV = {"enable_adaptive_verification": True}
 # The target-only engines of the stress workload record their top-2 logprobs,
 # so that every divergence of a DSL engine under load can be checked to start
 # at a near-tie of the target (near_ties.py).
@@ -134,6 +135,15 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         ],
     ),
     "v2-sync": (V2, [case("dsl_t0.6_k5", spec(K, TAU), async_scheduling=False)]),
+    # Upstream's adaptive verification: SD alone, and DSL (floor 0) whose empty
+    # positions must never be verified.
+    "v2-av": (
+        V2,
+        [
+            case("sd_k5_av", spec(K) | AV),
+            case("dsl_t0_k5_av", spec(K, 0.0) | AV),
+        ],
+    ),
     "v2-async-synccheck": (
         V2 | SYNC_CHECK,
         [
