@@ -39,7 +39,7 @@ setsid bash -c "
   echo "intree rc=$?" >> "$R/logs/intree.log"
 ) &
 intree=$!
-SUITE_DRAFT_LAYERS=4,16 SUITE_TIMEOUT_S=${SUITE_TIMEOUT_S:-500} bash scripts/gpu-host/suite.sh
+SUITE_DRAFT_LAYERS=4,16 SUITE_TIMEOUT_S=${SUITE_TIMEOUT_S:-500} DSL_GPU_PARALLEL=16 bash scripts/gpu-host/suite.sh
 echo "suite rc=$? $(( $(date +%s) - T0 ))s"
 wait $intree
 tail -n 8 "$R/logs/intree.log"

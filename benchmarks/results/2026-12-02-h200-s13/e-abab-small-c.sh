@@ -24,7 +24,7 @@ export VLLM_WORKER_MULTIPROC_METHOD=spawn
 E='{"kv_cache_memory_bytes": 4294967296, "gpu_memory_utilization": 0.155}'
 mkdir -p "$R/abab"
 T0=$(date +%s)
-timeout ${ABAB_TIMEOUT:-540} python3 benchmarks/abab.py --models /tmp/gpuhost/models \
+timeout ${ABAB_TIMEOUT:-480} python3 benchmarks/abab.py --models /tmp/gpuhost/models \
   --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts \
   --max-tokens 256 --base-requests 8 --engine "$E" --out "$R/abab/abab-x8b-small-c.json" \
   --arms sd3,target,sd4,dsl4,sd4av,dsl4av --concurrency 8,16,4,2,1 --rounds 6 > "$R/logs/abab-small-c.log" 2>&1
