@@ -132,7 +132,7 @@ def test_begin_kernel_matches_the_torch_path(triton_is_on, num_reqs, num_rows,
 def _drafted_counts_run(device, num_reqs):
     """Record and gather with ``DraftedTokenCounts`` on ``device``: every
     gathered tensor and the final counts, on CPU."""
-    from vllm.v1.worker.gpu.spec_decode.drafted_counts import DraftedTokenCounts
+    from vllm.v1.worker.gpu.spec_decode.drafted_token_counts import DraftedTokenCounts
 
     slots = 2048
     g = torch.Generator().manual_seed(num_reqs)  # the same values per device
