@@ -29,6 +29,7 @@ MODULES = ["test_dsl_greedy.py", "test_dsl_stress.py", "test_dsl_eagle.py"]
 RUNS = [
     ("2026-12-01-h200-s9", "raw.tgz", "gpu-raw"),
     ("2026-12-02-h200-s12", "raw.tgz", "raw"),
+    ("2026-12-02-h200-s13", "raw.tgz", "raw"),
 ]
 
 

@@ -16,7 +16,9 @@ runs its workloads in order (default: greedy only):
 - greedy: the prompts batched, greedy; token ids, timings, the engine's
   spec-decode counters (delta over the run) and, on the V2 runner, the number
   of draft-model forward passes and the draft slots scheduled vs verified
-  (top-level keys of the case's result);
+  (top-level keys of the case's result); with the case's
+  ``greedy_logprobs`` = N each prompt's top-N logprobs per token too
+  (``"logprobs"``, a list per prompt, as the stress workload's);
 - stress: ``STRESS_REQUESTS`` requests in flight at once through
   ``LLMEngine.step`` with every ``ABORT_EVERY``-th aborted mid-generation; with
   the small KV cache of the GPU tests this preempts. Records every request's
@@ -209,6 +211,7 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
             seed=case.get("seed"),
             ignore_eos=case.get("ignore_eos", False),
             extra_args=request_args[i % len(request_args)],
+            logprobs=case.get("greedy_logprobs"),
         )
         for i in range(len(inputs))
     ]
@@ -226,7 +229,11 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
         outs = llm.generate(inputs, params, use_tqdm=False)
     gen_s = time.perf_counter() - t0
     tokens = [list(o.outputs[0].token_ids) for o in outs]
+    extra = {}
+    if case.get("greedy_logprobs"):
+        extra["logprobs"] = [_top_logprobs(o.outputs[0].logprobs) for o in outs]
     return {
+        **extra,
         "gen_s": round(gen_s, 4),
         "num_tokens": sum(len(t) for t in tokens),
         "token_ids": tokens,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from gpu_groups import GROUPS, ok, results, tp_results
+from near_ties import divergence_violations
 
 
 def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
@@ -32,6 +33,7 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
         ("v2-sync", "dsl_t0.6_k5", "v2-async"),
         ("v1-async", "dsl_t0.6_k5", "v1-async"),
         ("v1-async", "dsl_t0.6_k5_piecewise", "v1-async"),
+        ("v1-async", "sd_k5_piecewise", "v1-async"),
         ("v1-sync", "dsl_t0.6_k5", "v1-async"),
         ("v2-tau0", "dsl_per_request_k5", "v2-async"),
         ("v1-sync", "dsl_per_request_k5", "v1-async"),
@@ -44,9 +46,26 @@ def test_greedy_token_identical(engine_groups, prompts, group, name, baseline_gr
     if name.endswith("_piecewise"):
         assert got["cudagraph_mode"] == "PIECEWISE", got["cudagraph_mode"]
     assert got["async_scheduling"] == (not group.endswith("-sync"))
-    assert got["token_ids"] == base["token_ids"], first_difference(
-        got["token_ids"], base["token_ids"]
-    )
+    assert len(got["token_ids"]) == len(base["token_ids"])
+    if got["token_ids"] != base["token_ids"]:
+        # Identical up to near-ties of the target: a verify batch has another
+        # shape than a target-only step, and bf16 may flip a near-tie.
+        n = len(base["token_ids"])
+        violations, divergences = divergence_violations(
+            {
+                i: {"tokens": t, "logprobs": lp}
+                for i, (t, lp) in enumerate(
+                    zip(base["token_ids"], base.get("logprobs") or [None] * n)
+                )
+            },
+            {i: {"tokens": t} for i, t in enumerate(got["token_ids"])},
+            list(range(n)),
+        )
+        print(f"{group}/{name}: diverges at near-ties {divergences}")
+        assert not violations, (
+            first_difference(got["token_ids"], base["token_ids"]),
+            violations[:5],
+        )
     assert got["counters"].get("vllm:spec_decode_num_drafts", 0) > 0
 
 

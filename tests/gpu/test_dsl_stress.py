@@ -38,7 +38,7 @@ SIGMAS = 4.0
         ("v2-async", "target"),
         ("v2-async", "dsl_t0.6_k5"),
         ("v1-async", "dsl_t0.6_k5"),
-        ("v1-async", "dsl_t0.6_k5_trim"),
+        ("v1-async", "dsl_t0.6_k5_piecewise"),
         pytest.param("v2-tp2", "dsl_t0.6_k5", marks=TP2),
     ],
 )
