@@ -69,8 +69,9 @@ def parse_arm(name: str) -> dict:
 
     ``av`` adds upstream's adaptive verification
     (``"enable_adaptive_verification": true``: each step verifies the draft
-    budget its cost tables and online acceptance estimate pick; with DSL the
-    positions a request did not draft are never verified).
+    budget its cost tables and online acceptance estimate pick). The series
+    refuses it with DSL; ``dsl<K>av`` needs
+    ``patches-wip/dsl-adaptive-verification`` on top.
 
     ``dynamic`` is True for both DSL forms: ``dsl<K>`` is DSL's cost-aware
     stop alone (``"dynamic_lookahead": true``, ``tau`` None), ``dsl<K>t<tau>``

@@ -24,7 +24,6 @@ FILES=(
   tests/v1/spec_decode/test_draft_confidence_exit_cuda.py
   tests/v1/spec_decode/test_draft_confidence_exit_rule.py
   tests/v1/spec_decode/test_acceptance_estimator.py
-  tests/v1/spec_decode/test_acceptance_estimator_dsl.py
   tests/v1/worker/test_gpu_conditional_graph.py
   tests/v1/worker/test_gpu_conditional_graph_cuda.py
   tests/v1/worker/test_gpu_drafted_counts_cuda.py

@@ -28,7 +28,6 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
         ("v2-async-grid", "dsl_t0.9_k8", "v2-async"),
         ("v2-tau0", "dsl_t0_k5", "v2-async"),
         ("v2-av", "sd_k5_av", "v2-async"),
-        ("v2-av", "dsl_t0_k5_av", "v2-async"),
         ("v2-eager", "dsl_t0.6_k5", "v2-eager"),
         ("v2-sync", "dsl_t0.6_k5", "v2-async"),
         ("v1-async", "dsl_t0.6_k5", "v1-async"),
