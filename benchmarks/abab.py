@@ -32,6 +32,16 @@ passes per engine step (DSL arms only: without DSL the worker does not count
 them; SD runs K per drafting step), accepted draft tokens per engine step
 (summed over the batch), drafted tokens per draft (K for SD; less with DSL's
 exits), the acceptance rate and early exits per draft.
+
+Two variants of one configuration: ``<arm>+<label>`` arms with
+``--arm-options '{"<label>": {"engine": {...}, "rpc": "<method>"}}'``, e.g.
+the MRV2 sync-scheduling hand-off A/B (``ab_hooks.py``)::
+
+    --arms dsl4+handoff,dsl4+nohandoff --arm-options '{
+      "handoff": {"engine": {"async_scheduling": false}},
+      "nohandoff": {"engine": {"async_scheduling": false,
+                    "worker_extension_cls": "ab_hooks.SyncHandOffToggle"},
+                    "rpc": "dsl_disable_sync_hand_off"}}'
 """
 
 from __future__ import annotations
@@ -170,6 +180,40 @@ def tokens_per_step(requests: list[dict]) -> float:
     return sum(sum(r["deltas"]) for r in requests) / steps if steps else float("nan")
 
 
+def parse_arm_options(text: str, arms: list[dict]) -> dict[str, dict]:
+    """``--arm-options``: per label, ``engine`` (EngineArgs overrides) and
+    ``rpc`` (a worker method, e.g. of ``ab_hooks.py``). Every label of
+    ``arms`` must have an entry, and every entry a label in use."""
+    try:
+        options = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise SystemExit(f"--arm-options: not JSON: {e}") from None
+    if not isinstance(options, dict):
+        raise SystemExit("--arm-options: must be a JSON object of labels")
+    labels = {a["label"] for a in arms if a.get("label")}
+    for label in sorted(labels - set(options)):
+        raise SystemExit(f"--arm-options: no entry for label {label!r}")
+    for label, opts in options.items():
+        if label not in labels:
+            raise SystemExit(f"--arm-options: label {label!r} is not used by any arm")
+        if not isinstance(opts, dict) or set(opts) - {"engine", "rpc"}:
+            raise SystemExit(f"--arm-options: {label!r} takes only 'engine' (an "
+                             "object) and 'rpc' (a worker method name)")
+        if not isinstance(opts.get("engine", {}), dict):
+            raise SystemExit(f"--arm-options: {label!r}.engine must be an object")
+        if not isinstance(opts.get("rpc", ""), str):
+            raise SystemExit(f"--arm-options: {label!r}.rpc must be a method name")
+    return options
+
+
+def call_rpc(engine, method: str) -> None:
+    """Call ``method`` on every worker; each must return a truthy value (a
+    variant that did not take effect would make the A/B meaningless)."""
+    results = engine.collective_rpc(method)
+    if not results or not all(results):
+        raise RuntimeError(f"worker call {method} returned {results}")
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -182,6 +226,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--base-requests", type=int, default=16)
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--engine", default="{}", help="EngineArgs overrides, JSON")
+    ap.add_argument("--arm-options", default="{}",
+                    help='per arm label (<arm>+<label>), JSON: {"<label>": '
+                         '{"engine": {EngineArgs overrides}, "rpc": "<worker '
+                         'method called once the engine is up>"}}')
     ap.add_argument("--selection", type=Path,
                     help="selection.json of run.py --phase select (for sd*, dsl*)")
     ap.add_argument("--select-at", help="its key (default <dataset>-c<first c>)")
@@ -196,6 +244,7 @@ def main(argv: list[str]) -> int:
                              f"({', '.join(table)})")
         selection = table[key]
     arms = [parse_arm(a) for a in resolve_arms(args.arms.split(","), selection)]
+    arm_options = parse_arm_options(args.arm_options, arms)
     prompts = load_prompts(args.prompts, args.dataset, 1024)
 
     # The engines start from threads of this process: forking their engine
@@ -212,11 +261,20 @@ def main(argv: list[str]) -> int:
             print(f"[abab] arm {arm['name']} dropped: {failed[arm['name']]}", flush=True)
             return None
 
+    # Worker extensions named in --arm-options (ab_hooks.py) are imported by
+    # the engine cores, which are spawned: they find this folder this way.
+    here = str(Path(__file__).resolve().parent)
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (here, os.environ.get("PYTHONPATH")) if p)
+
     def start_arm(arm):
+        opts = arm_options.get(arm.get("label") or "", {})
         cell = arm_cell(arm, args.models, args.target, args.draft,
-                        json.loads(args.engine))
+                        {**json.loads(args.engine), **opts.get("engine", {})})
         engine = LLMEngine.from_engine_args(
             engine_args(cell), stat_loggers=[stat_logger_factory(spec[arm["name"]])])
+        if opts.get("rpc"):
+            call_rpc(engine, opts["rpc"])
         for c in conc:
             run_workload(engine, prompts, c, c, 16, None, f"warm{c}")
         return engine

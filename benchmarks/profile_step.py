@@ -76,13 +76,27 @@ def parse_arm(name: str) -> dict:
     ``dynamic`` is True for both DSL forms: ``dsl<K>`` is DSL's cost-aware
     stop alone (``"dynamic_lookahead": true``, ``tau`` None), ``dsl<K>t<tau>``
     sets the floor ``draft_confidence_threshold`` tau (which turns DSL on by
-    itself)."""
-    m = ARM.match(name)
-    if m is None or (name.startswith("target") and m.group(7)):
+    itself).
+
+    ``<arm>+<label>`` is the same arm under another name, for two variants of
+    one configuration in one run; ``abab.py --arm-options`` gives a label its
+    engine overrides (e.g. sync scheduling) and worker call."""
+    base_name, _, label = name.partition("+")
+    if "+" in name and not re.fullmatch(r"[A-Za-z0-9_]+", label):
+        raise SystemExit(f"--arms: arm {name!r}: the label after '+' must be "
+                         "letters, digits or _")
+    m = ARM.match(base_name)
+    if m is None or (base_name.startswith("target") and m.group(7)):
         raise SystemExit(f"--arms: unknown arm {name!r} (target, sd<K>, dsl<K>, "
                          "dsl<K>t<tau>, any but target with av, "
                          "@<lo>-<hi>:<K>/...)")
-    if name == "target":
+    arm = _parse_base(name, m)
+    arm["label"] = label or None
+    return arm
+
+
+def _parse_base(name: str, m: re.Match) -> dict:
+    if m.group(1) == "target":
         return {"name": name, "k": 0, "tau": None, "schedule": None,
                 "dynamic": False, "av": False}
     schedule = None

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import types
 from itertools import combinations
 from pathlib import Path
 
@@ -295,6 +296,10 @@ class _FakeEngines:
 
     def install(self, monkeypatch, abab):
         import vllm.v1.engine.llm_engine as llm_engine
+
+        # abab.main prepends benchmarks/ to PYTHONPATH (for the spawned engine
+        # cores): undone after the test.
+        monkeypatch.setenv("PYTHONPATH", os.environ.get("PYTHONPATH", ""))
         from vllm.v1.metrics.stats import SchedulerStats
         from vllm.v1.spec_decode.metrics import SpecDecodingStats
 
@@ -464,3 +469,83 @@ def test_sd_arm_with_adaptive_verification():
     for bad in ("targetav", "sdav", "sd4avav", "dsl4avt0.5"):
         with pytest.raises(SystemExit, match="unknown arm"):
             parse_arm(bad)
+
+
+def test_labelled_arms_get_their_engine_options_and_worker_call(tmp_path, monkeypatch):
+    """``<arm>+<label>``: the same arm twice in one run, each label with its
+    engine overrides and worker call (the MRV2 sync hand-off A/B)."""
+    import vllm.v1.engine.llm_engine as llm_engine
+
+    abab, out, args = _abab(tmp_path, "sd4,dsl6+handoff,dsl6+nohandoff")
+    fake = _FakeEngines()
+    fake.install(monkeypatch, abab)
+    fake_start = llm_engine.LLMEngine.from_engine_args
+    cells, calls = [], []
+
+    def from_engine_args(cell, stat_loggers=None):
+        cells.append(cell)
+        return fake_start(cell, stat_loggers)
+
+    monkeypatch.setattr(llm_engine.LLMEngine, "from_engine_args",
+                        staticmethod(from_engine_args))
+    monkeypatch.setattr(abab, "call_rpc", lambda engine, m: calls.append((engine, m)))
+    options = {"handoff": {"engine": {"async_scheduling": False}},
+               "nohandoff": {"engine": {"async_scheduling": False,
+                                        "worker_extension_cls": "ab_hooks.SyncHandOffToggle"},
+                             "rpc": "dsl_disable_sync_hand_off"}}
+    assert abab.main(args + ["--engine", '{"seed": 3}',
+                             "--arm-options", json.dumps(options)]) == 0
+    engines = sorted((c["k"], json.dumps(c["engine"], sort_keys=True)) for c in cells)
+    assert engines == sorted([
+        (4, '{"seed": 3}'),
+        (6, '{"async_scheduling": false, "seed": 3}'),
+        (6, '{"async_scheduling": false, "seed": 3, '
+            '"worker_extension_cls": "ab_hooks.SyncHandOffToggle"}')])
+    assert calls == [("dsl6", "dsl_disable_sync_hand_off")]
+    data = json.loads(out.read_text())
+    assert data["arms"] == ["sd4", "dsl6+handoff", "dsl6+nohandoff"]
+    # ab_hooks is importable by the spawned engine cores.
+    assert str(BENCH) in os.environ["PYTHONPATH"].split(os.pathsep)
+
+
+@pytest.mark.parametrize("options,match", [
+    ("{}", "no entry for label 'x'"),
+    ('{"x": {}, "y": {}}', "label 'y' is not used"),
+    ('{"x": {"rpcs": "m"}}', "takes only 'engine'"),
+    ('{"x": {"engine": []}}', "x'.engine must be an object"),
+    ("[", "not JSON"),
+])
+def test_arm_options_errors_name_the_field(options, match):
+    import abab
+    from profile_step import parse_arm
+
+    with pytest.raises(SystemExit, match=match):
+        abab.parse_arm_options(options, [parse_arm("sd4"), parse_arm("dsl6+x")])
+
+
+def test_an_arm_label_keeps_the_arm_and_must_be_a_word():
+    from profile_step import parse_arm
+
+    arm = parse_arm("dsl4t0.5@1-8:4+nohandoff")
+    assert (arm["name"], arm["k"], arm["tau"], arm["label"]) == (
+        "dsl4t0.5@1-8:4+nohandoff", 4, 0.5, "nohandoff")
+    assert arm["schedule"] == [[1, 8, 4]] and parse_arm("sd3")["label"] is None
+    for bad in ("dsl4+", "dsl4+a-b", "dsl4+a+b"):
+        with pytest.raises(SystemExit, match="label"):
+            parse_arm(bad)
+
+
+def test_sync_hand_off_toggle():
+    import ab_hooks
+
+    class Worker(ab_hooks.SyncHandOffToggle):
+        def __init__(self, hand_off):
+            self.model_runner = types.SimpleNamespace(
+                hand_off_num_drafted=hand_off, sync_drafted_counts=object())
+
+    on = Worker(True)
+    assert on.dsl_disable_sync_hand_off() is True
+    assert on.model_runner.hand_off_num_drafted is False
+    assert on.model_runner.sync_drafted_counts is None
+    # Nothing to turn off (async scheduling): False, so abab drops the arm.
+    assert Worker(False).dsl_disable_sync_hand_off() is False
