@@ -206,6 +206,22 @@ def parse_arm_options(text: str, arms: list[dict]) -> dict[str, dict]:
     return options
 
 
+def start_engines(arms: list[dict], start, dsl_alone: bool) -> list:
+    """Start every arm's engine (``start(arm)``, None for one that failed),
+    side by side; with ``dsl_alone`` the DSL arms start one at a time once
+    the others are up: a DSL engine measures its step costs at start-up, and
+    engines compiling and capturing beside it inflate them."""
+    engines: list = [None] * len(arms)
+    first = [i for i, a in enumerate(arms) if not (dsl_alone and a.get("dynamic"))]
+    with ThreadPoolExecutor(max(1, len(first))) as pool:
+        for i, engine in zip(first, pool.map(start, [arms[i] for i in first])):
+            engines[i] = engine
+    for i, arm in enumerate(arms):
+        if i not in first:
+            engines[i] = start(arm)
+    return engines
+
+
 def call_rpc(engine, method: str) -> None:
     """Call ``method`` on every worker; each must return a truthy value (a
     variant that did not take effect would make the A/B meaningless)."""
@@ -226,6 +242,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--base-requests", type=int, default=16)
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--engine", default="{}", help="EngineArgs overrides, JSON")
+    ap.add_argument("--dsl-starts-alone", action="store_true",
+                    help="start the DSL arms one at a time after the others are "
+                         "up, so that each DSL engine times its draft and target "
+                         "steps at start-up (the stop rule's cost table) on an "
+                         "otherwise idle GPU, as a server would")
     ap.add_argument("--arm-options", default="{}",
                     help='per arm label (<arm>+<label>), JSON: {"<label>": '
                          '{"engine": {EngineArgs overrides}, "rpc": "<worker '
@@ -284,8 +305,7 @@ def main(argv: list[str]) -> int:
     failed: dict[str, str] = {}
     spec = {a["name"]: SpecCounters() for a in arms}
     t0 = time.perf_counter()
-    with ThreadPoolExecutor(len(arms)) as pool:
-        engines = list(pool.map(start, arms))
+    engines = start_engines(arms, start, args.dsl_starts_alone)
     init_s = time.perf_counter() - t0
     kept = [i for i, e in enumerate(engines) if e is not None]
     if not kept or kept[0] != 0:

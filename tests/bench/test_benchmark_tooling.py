@@ -549,3 +549,41 @@ def test_sync_hand_off_toggle():
     assert on.model_runner.sync_drafted_counts is None
     # Nothing to turn off (async scheduling): False, so abab drops the arm.
     assert Worker(False).dsl_disable_sync_hand_off() is False
+
+
+def test_dsl_arms_can_start_alone_after_the_others():
+    """--dsl-starts-alone: the non-DSL engines start side by side, then each
+    DSL engine alone, so its start-up step timing has the GPU to itself."""
+    import threading
+
+    import abab
+    from profile_step import parse_arm
+
+    arms = [parse_arm(a) for a in ("sd3", "dsl4", "target", "dsl8", "sd4")]
+    running: set[str] = set()
+    seen: dict[str, set[str]] = {}
+    lock = threading.Lock()
+    gate = threading.Barrier(3, timeout=10)
+
+    def start(arm):
+        with lock:
+            running.add(arm["name"])
+        if not arm["dynamic"]:
+            gate.wait()  # the three non-DSL engines are up at the same time
+        with lock:
+            seen[arm["name"]] = set(running)
+            running.discard(arm["name"])
+        return arm["name"]
+
+    assert abab.start_engines(arms, start, True) == ["sd3", "dsl4", "target", "dsl8", "sd4"]
+    # The barrier let the three non-DSL engines through together; each DSL
+    # engine then ran with nothing else starting.
+    assert seen["dsl4"] == {"dsl4"} and seen["dsl8"] == {"dsl8"}
+    # Without the flag every engine starts at once (the DSL ones join the gate).
+    gate = threading.Barrier(5, timeout=10)
+
+    def start_all(arm):
+        gate.wait()
+        return arm["name"]
+
+    assert abab.start_engines(arms, start_all, False) == [a["name"] for a in arms]
