@@ -191,8 +191,9 @@ def parse_arm_options(text: str, arms: list[dict]) -> dict[str, dict]:
     if not isinstance(options, dict):
         raise SystemExit("--arm-options: must be a JSON object of labels")
     labels = {a["label"] for a in arms if a.get("label")}
-    for label in sorted(labels - set(options)):
-        raise SystemExit(f"--arm-options: no entry for label {label!r}")
+    missing = sorted(labels - set(options))
+    if missing:
+        raise SystemExit(f"--arm-options: no entry for label {missing[0]!r}")
     for label, opts in options.items():
         if label not in labels:
             raise SystemExit(f"--arm-options: label {label!r} is not used by any arm")
@@ -212,13 +213,13 @@ def start_engines(arms: list[dict], start, dsl_alone: bool) -> list:
     the others are up: a DSL engine measures its step costs at start-up, and
     engines compiling and capturing beside it inflate them."""
     engines: list = [None] * len(arms)
-    first = [i for i, a in enumerate(arms) if not (dsl_alone and a.get("dynamic"))]
-    with ThreadPoolExecutor(max(1, len(first))) as pool:
-        for i, engine in zip(first, pool.map(start, [arms[i] for i in first])):
+    alone = [i for i, a in enumerate(arms) if dsl_alone and a.get("dynamic")]
+    together = [i for i in range(len(arms)) if i not in alone]
+    with ThreadPoolExecutor(max(1, len(together))) as pool:
+        for i, engine in zip(together, pool.map(start, [arms[i] for i in together])):
             engines[i] = engine
-    for i, arm in enumerate(arms):
-        if i not in first:
-            engines[i] = start(arm)
+    for i in alone:
+        engines[i] = start(arms[i])
     return engines
 
 
