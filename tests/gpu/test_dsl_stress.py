@@ -106,9 +106,10 @@ def test_temperature1_tau0_acceptance_matches_sd(engine_groups, prompts):
     sd = ok(results(engine_groups, prompts, "v2-async")["sd_k5"])["sample"]
     dsl = ok(results(engine_groups, prompts, "v2-tau0")["dsl_t0_k5"])["sample"]
     rates = []
-    for c in (sd["counters"], dsl["counters"]):
+    for name, c in (("sd_k5", sd["counters"]), ("dsl_t0_k5", dsl["counters"])):
         per_pos = c["vllm:spec_decode_num_accepted_tokens_per_pos"]
         drafts = c["vllm:spec_decode_num_drafts"]
+        assert drafts > 0, f"{name} drafted nothing at temperature 1"
         p = per_pos[0] / drafts
         rates.append((p, math.sqrt(max(p * (1 - p), 1e-6) / drafts), drafts))
     assert _within_noise(*rates), rates
@@ -122,6 +123,7 @@ def test_temperature1_first_position_acceptance_matches_sd(engine_groups, prompt
         c = ok(res[name])["sample"]["counters"]
         per_pos = c["vllm:spec_decode_num_accepted_tokens_per_pos"]
         drafts = c["vllm:spec_decode_num_drafts"]
+        assert drafts > 0, f"{name} drafted nothing at temperature 1"
         p = per_pos[0] / drafts
         rates.append((p, math.sqrt(max(p * (1 - p), 1e-6) / drafts), drafts))
     assert _within_noise(*rates), rates
