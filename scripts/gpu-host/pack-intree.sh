@@ -27,7 +27,6 @@ FILES=(
   tests/v1/worker/test_gpu_conditional_graph.py
   tests/v1/worker/test_gpu_conditional_graph_cuda.py
   tests/v1/worker/test_gpu_drafted_counts_cuda.py
-  tests/v1/worker/test_gpu_dsl_step_costs_cuda.py
 )
 rm -rf "$OUT" && mkdir -p "$OUT"
 for f in "${FILES[@]}"; do

@@ -52,7 +52,6 @@ DRAFT_FORWARDS = {"count": 0}
 # launched one (traced unless VLLM_GPU_SYNC_CHECK=error, since reading the
 # loop's step count back syncs): [draft forwards, largest drafted count, K].
 DEVICE_LOOP = {"launches": 0, "steps": []}
-DRAFT_WIDTH: dict = {}
 # Draft slots of the V2 runner's verify batches: as scheduled, and as run.
 VERIFY_SLOTS = {"scheduled": 0, "verified": 0}
 STRESS_REQUESTS = 64
@@ -128,47 +127,6 @@ def _trace_device_loops(sa) -> None:
         return out
 
     sa.StandaloneARSpeculator.propose = traced
-
-
-def _keep_draft_width_planners() -> None:
-    """Keep the scheduler that got DSL's step costs, so a case can report
-    the costs it was given and the draft widths it planned."""
-    try:
-        from vllm.v1.core.sched.scheduler import Scheduler
-    except ImportError:
-        return
-    original = getattr(Scheduler, "set_draft_width_costs", None)
-    if original is None:
-        return
-
-    def kept(self, draft_ms, verify_ms):
-        DRAFT_WIDTH["scheduler"] = self
-        DRAFT_WIDTH["costs"] = {
-            "draft_ms": {str(b): ms for b, ms in draft_ms.items()},
-            "verify_ms": {str(b): list(ms) for b, ms in verify_ms.items()},
-        }
-        return original(self, draft_ms, verify_ms)
-
-    Scheduler.set_draft_width_costs = kept
-
-
-def _draft_width_report() -> dict | None:
-    """The costs the scheduler got and the widths it planned (None when no
-    costs reached it)."""
-    scheduler = DRAFT_WIDTH.pop("scheduler", None)
-    costs = DRAFT_WIDTH.pop("costs", None)
-    if scheduler is None:
-        return None
-    planner = scheduler.draft_width_planner
-    survival = planner.survival() if planner is not None else None
-    return {
-        **costs,
-        "planner": planner is not None,
-        "lookup": list(scheduler.dynamic_sd_lookup or [])[1:],
-        "survival": None
-        if survival is None
-        else [round(float(p), 4) for p in survival],
-    }
 
 
 def _count_v2_verify_slots() -> None:
@@ -415,12 +373,13 @@ def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
             if workload == "greedy":
                 result.update(run_greedy(llm, case, inputs))
             elif workload == "stress":
-                result["stress"] = run_stress(llm, inputs, case.get("stress_logprobs"))
+                result["stress"] = run_stress(
+                    llm, inputs, case.get("stress_logprobs")
+                )
             elif workload == "sample":
                 result["sample"] = run_sample(llm, inputs)
             else:
                 raise ValueError(f"unknown workload {workload!r}")
-        result["draft_width"] = _draft_width_report()
         return result
     finally:
         del llm
@@ -432,7 +391,6 @@ def main(argv: list[str]) -> int:
     spec = json.load(open(argv[0]))
     _count_v2_draft_forwards()
     _count_v2_verify_slots()
-    _keep_draft_width_planners()
     _count_v1_verify_slots()
     results = []
     for case in spec["cases"]:

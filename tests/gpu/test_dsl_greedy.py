@@ -204,34 +204,6 @@ def test_v2_verifies_what_it_schedules(engine_groups, prompts):
     verifies every scheduled slot (K per request, exited ones rejected), and
     under sync scheduling the scheduler only got the drafted slots."""
     for group in ("v2-async", "v2-sync"):
-        slots = ok(results(engine_groups, prompts, group)["dsl_t0.6_k5"])[
-            "verify_slots"
-        ]
+        slots = ok(results(engine_groups, prompts, group)["dsl_t0.6_k5"])["verify_slots"]
         assert slots["scheduled"] > 0, "verify slots were not counted"
         assert slots["verified"] == slots["scheduled"], (group, slots)
-
-
-@pytest.mark.gpu_groups("v2-async", "v2-sync", "v2-tau0", "v1-async")
-def test_v2_dsl_plans_the_draft_width(engine_groups, prompts):
-    """With DSL on the V2 runner the scheduler gets the step costs measured
-    at start-up at every draft width (FULL graphs), and plans a width per
-    batch size within the cap; SD and the V1 runner plan nothing (the greedy
-    tests show the planned widths keep the tokens)."""
-    for group, name in (
-        ("v2-async", "dsl_t0.6_k5"),
-        ("v2-sync", "dsl_t0.6_k5"),
-        ("v2-tau0", "dsl_t0_k5"),
-    ):
-        got = ok(results(engine_groups, prompts, group)[name])
-        report = got["draft_width"]
-        assert report is not None and report["planner"], (group, report)
-        widths = {len(ms) for ms in report["verify_ms"].values()}
-        assert widths == {6}, (group, widths)  # K = 5: widths 1..6
-        assert all(ms > 0 for v in report["verify_ms"].values() for ms in v)
-        assert set(report["draft_ms"]) == set(report["verify_ms"])
-        assert report["lookup"] and all(0 <= k <= 5 for k in report["lookup"])
-        # Enough verify results for a plan: 16 prompts of 64 tokens.
-        assert report["survival"] is not None, (group, report)
-    for group, name in (("v2-async", "sd_k5"), ("v1-async", "dsl_t0.6_k5")):
-        got = ok(results(engine_groups, prompts, group)[name])
-        assert got["draft_width"] is None, (group, got["draft_width"])
