@@ -446,6 +446,22 @@ def test_measured_numbers_in_template_prose_need_a_committed_source(tmp_path):
     assert pr_doc.untraced_numbers("## D\n\nK = 4, 32 requests, 256 tokens\n", tmp_path) == []
 
 
+def test_gpu_results_skip_a_run_that_is_not_the_series(tmp_path):
+    import pr_doc
+
+    runs = tmp_path / "tests" / "gpu" / "results"
+    for name, table in (("2026-01-01", "| a | ran on the series |"),
+                        ("2026-01-02", "| b | ran with a patch since removed |")):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "README.md").write_text(f"# run\n\n{table}\n")
+    assert "ran with a patch since removed" in pr_doc.gpu_results(tmp_path)
+    newest = runs / "2026-01-02" / "README.md"
+    newest.write_text(newest.read_text() + f"\n{pr_doc.NOT_THE_SERIES}\n")
+    got = pr_doc.gpu_results(tmp_path)
+    assert "ran on the series" in got and "2026-01-01" in got
+    assert "since removed" not in got
+
+
 def test_a_pr_without_a_description_template_is_named(tmp_path):
     import pr_doc
 

@@ -122,13 +122,21 @@ def stack_position(prs: list[dict], index: int) -> str:
     return "\n".join(lines)
 
 
+# A GPU run's README carries this when the code it ran is not the series' (a patch
+# it tested has since left): its results are not quoted as the series'.
+NOT_THE_SERIES = "<!-- pr-doc: not the series -->"
+
+
 def gpu_results(root: Path) -> str:
     """The results table of the newest committed GPU run that has one (the first
-    table of its README)."""
+    table of its README), skipping runs marked ``NOT_THE_SERIES``."""
     for run in sorted((root / "tests" / "gpu" / "results").glob("*/README.md"),
                       reverse=True):
+        text = run.read_text()
+        if NOT_THE_SERIES in text:
+            continue
         table = []
-        for line in run.read_text().splitlines():
+        for line in text.splitlines():
             if line.startswith("|"):
                 table.append(line)
             elif table:
