@@ -339,9 +339,8 @@ def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
         gpu_memory_utilization=0.1,
         kv_cache_memory_bytes=192 << 20,
         # At most the stress workload's requests in flight: fewer CUDA graph
-        # sizes to capture and, with DSL's draft width per batch size, to time
-        # at every width at start-up (session 14: at the default 256, DSL
-        # engines took 261-373 s to start with 16 engines on the GPU).
+        # sizes to capture and to time at start-up (session 15: engines
+        # started in 7-161 s with 16 on the GPU).
         max_num_seqs=STRESS_REQUESTS,
         seed=0,
         disable_log_stats=False,
