@@ -22,7 +22,11 @@ FILE`` the arm ``sd*`` is the chosen SD K, ``dsl*`` the chosen DSL (K, tau)
 and ``dsl*t0`` DSL at tau 0 with SD's K (the bookkeeping overhead), all as
 chosen at ``--select-at`` (default ``<dataset>-c<first concurrency>``).
 Besides TPOT, each arm's tokens per engine step per request (the accepted
-length plus one) come from the requests' own step records. The engines'
+length plus one) come from the requests' own step records, and per round the
+durations of the client's ``engine.step()`` calls (``points[i]["step_ms"]``:
+median, 90th and 99th percentile, longest, and the share of time in steps
+over twice the median), so a noisy round shows whether a few steps stalled
+or every step was slower. The engines'
 Prometheus counters are not per arm here (one registry per process), so every
 engine gets a stat logger of its own (``SpecCounters``) that sums the
 scheduler's spec-decode stats and counts engine steps (the records that carry
@@ -328,6 +332,7 @@ def main(argv: list[str]) -> int:
         counters: dict[str, list[dict]] = {a["name"]: [] for a in arms}
         per_step: dict[str, list[float]] = {a["name"]: [] for a in arms}
         spec_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
+        step_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
         for r in range(args.rounds):
             order = list(range(len(arms)))
             if r % 2:
@@ -351,6 +356,7 @@ def main(argv: list[str]) -> int:
                 counters[arms[i]["name"]].append(res["counters"])
                 per_step[arms[i]["name"]].append(tokens_per_step(res["requests"]))
                 spec_rounds[arms[i]["name"]].append(spec[arms[i]["name"]].since(before))
+                step_rounds[arms[i]["name"]].append(res.get("step_ms"))
         base = arms[0]["name"]
         spec_point = {}
         for a in arms:
@@ -360,7 +366,8 @@ def main(argv: list[str]) -> int:
                 spec_point[a["name"]] = spec_rates(total, a.get("dynamic", False))
         point = {"concurrency": c, "requests": n, "tpot_ms": tpots,
                  "counters": counters, "tokens_per_step": per_step,
-                 "spec": spec_point, "spec_rounds": spec_rounds, "ratios": {}}
+                 "spec": spec_point, "spec_rounds": spec_rounds,
+                 "step_ms": step_rounds, "ratios": {}}
         m, lo, hi = ci(tpots[base])
         noise = (max(tpots[base]) - min(tpots[base])) / statistics.median(tpots[base])
         lines.append(f"c={c} ({n} requests x {args.rounds} rounds): {base} "

@@ -111,14 +111,17 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
     done: list[dict] = []
     before = spec_counters(engine)
     t_start = time.perf_counter()
+    step_ms: list[float] = []
     while queue or inflight:
         while queue and len(inflight) < concurrency:
             rid, prompt = queue.popleft()
             engine.add_request(rid, {"prompt_token_ids": prompt}, params)
             inflight[rid] = {"t_add": time.perf_counter(), "times": [],
                              "deltas": [], "n": 0, "prompt_len": len(prompt)}
+        t_step = time.perf_counter()
         outs = engine.step()
         now = time.perf_counter()
+        step_ms.append(1e3 * (now - t_step))
         for out in outs:
             rec = inflight.get(out.request_id)
             if rec is None:
@@ -141,8 +144,28 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
                     "deltas": rec["deltas"],
                 })
     wall = time.perf_counter() - t_start
-    return {"wall_s": wall, "requests": done,
+    return {"wall_s": wall, "requests": done, "step_ms": step_quantiles(step_ms),
             "counters": counter_delta(before, spec_counters(engine))}
+
+
+def step_quantiles(step_ms: list[float]) -> dict:
+    """How long the client's ``engine.step()`` calls took (ms): their count,
+    median, 90th and 99th percentile, the longest, and the share of the
+    workload's time in steps over twice the median. A few long steps (a
+    stall: a collection, a recompile, a host hiccup) and a uniformly slower
+    step tell different stories about a noisy round."""
+    if not step_ms:
+        return {"n": 0}
+    ordered = sorted(step_ms)
+
+    def q(p: float) -> float:
+        return ordered[min(len(ordered) - 1, int(p * len(ordered)))]
+
+    median = q(0.5)
+    total = sum(ordered)
+    long = sum(x for x in ordered if x > 2 * median)
+    return {"n": len(ordered), "p50": median, "p90": q(0.9), "p99": q(0.99),
+            "max": ordered[-1], "long_share": long / total if total else 0.0}
 
 
 def wait_for(path: str, timeout: float = 3600.0) -> None:

@@ -340,7 +340,8 @@ class _FakeEngines:
             # Records that carry no scheduler stats are not engine steps.
             logger.record(None, None)
             t = self.TPOT[engine] / 1e3
-            return {"requests": [{"tpot": t, "deltas": [1, 2]}] * n, "counters": {}}
+            return {"requests": [{"tpot": t, "deltas": [1, 2]}] * n, "counters": {},
+                    "step_ms": {"n": 3, "p50": self.TPOT[engine]}}
 
         monkeypatch.setattr(abab, "run_workload", run_workload)
 
@@ -413,6 +414,9 @@ def test_abab_spec_counters_are_per_arm(tmp_path, monkeypatch):
         assert spec["sd4"]["drafted_per_draft"] == pytest.approx(4.0)
         assert spec["sd4"]["acceptance_rate"] == pytest.approx(0.5)
         assert [r["num_accepted_tokens"] for r in point["spec_rounds"]["dsl6"]] == [15, 15]
+        # The step durations of every round, per arm.
+        assert [r["p50"] for r in point["step_ms"]["sd4"]] == [
+            _FakeEngines.TPOT["sd4"]] * 2
     line = next(x for x in data["summary"] if x.strip().startswith("dsl6") and "fwd" in x)
     assert "draft fwd/step 3.00" in line and "drafted/draft 3.50" in line
     assert any("sd4" in x and "draft fwd/step n/a" in x for x in data["summary"])
@@ -587,3 +591,19 @@ def test_dsl_arms_can_start_alone_after_the_others():
         return arm["name"]
 
     assert abab.start_engines(arms, start_all, False) == [a["name"] for a in arms]
+
+
+def test_step_quantiles_tell_a_stall_from_a_slow_round():
+    from cell import step_quantiles
+
+    assert step_quantiles([]) == {"n": 0}
+    even = step_quantiles([10.0] * 100)
+    assert even["p50"] == even["p99"] == even["max"] == 10.0
+    assert even["long_share"] == 0.0
+    # One stall of 500 ms among 99 steps of 10 ms: the median does not move,
+    # the longest step and the share of time in long steps do.
+    stall = step_quantiles([10.0] * 99 + [500.0])
+    assert stall["p50"] == 10.0 and stall["max"] == 500.0
+    assert stall["long_share"] == pytest.approx(500 / 1490)
+    slow = step_quantiles([13.0] * 100)
+    assert slow["p50"] == 13.0 and slow["long_share"] == 0.0
