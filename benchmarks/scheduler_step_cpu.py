@@ -1,0 +1,107 @@
+"""Host time of the scheduler's part of one decode step, with and without SD.
+
+    python benchmarks/scheduler_step_cpu.py [--batch 1,8,32,64] [--k 0,1,3] \\
+        [--steps 400] [--out FILE.json]
+
+Runs vLLM's ``Scheduler`` alone (no model, no worker: the test helpers of
+vLLM's tree build it with a stand-in KV cache config) through steady decode
+steps of B requests: ``schedule()``, ``update_from_output()`` with every
+request accepting half of its K drafts (rounded down) plus its bonus token,
+and ``update_draft_token_ids()`` with K drafts. Reports the median time of
+those three calls per step, per (B, K), K = 0 being target-only.
+
+What it answers: how much of a served speculative step at large batch is the
+scheduler's host work, and how that grows with B and K. It measures the
+scheduler only; the model runner's host work (input preparation, the
+rejection sampler's bookkeeping) is not in it. Run it on the machine whose
+host time matters; numbers from another CPU give the shape, not the size.
+Needs vLLM's tree on ``sys.path`` (``vllm/`` and ``vllm/tests``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+
+def measure(batch: int, k: int, steps: int, warmup: int = 20) -> dict:
+    from tests.v1.core.utils import create_requests, create_scheduler
+    from vllm.v1.outputs import DraftTokenIds, ModelRunnerOutput
+
+    scheduler = create_scheduler(
+        max_num_seqs=batch,
+        num_speculative_tokens=k or None,
+        num_blocks=100000,
+    )
+    total = warmup + steps + 8
+    requests = create_requests(
+        num_requests=batch, num_tokens=100, max_tokens=total * (k + 1) + 16
+    )
+    for r in requests:
+        scheduler.add_request(r)
+    accepted = k // 2
+    times = []
+    for step in range(warmup + steps):
+        t0 = time.perf_counter()
+        out = scheduler.schedule()
+        t1 = time.perf_counter()
+        # The stand-in model output is the benchmark's work, not timed.
+        req_ids = [r.request_id for r in scheduler.running]
+        index = {rid: i for i, rid in enumerate(req_ids)}
+        sampled = [
+            [7] * (min(accepted, len(out.scheduled_spec_decode_tokens.get(rid, ()))) + 1)
+            for rid in req_ids
+        ]
+        output = ModelRunnerOutput(
+            req_ids=req_ids,
+            req_id_to_index=index,
+            sampled_token_ids=sampled,
+            logprobs=None,
+            prompt_logprobs_dict={},
+            pooler_output=[],
+        )
+        drafts = DraftTokenIds(req_ids, [[5] * k for _ in req_ids]) if k else None
+        t2 = time.perf_counter()
+        scheduler.update_from_output(out, output)
+        if drafts is not None:
+            scheduler.update_draft_token_ids(drafts)
+        t3 = time.perf_counter()
+        if step >= warmup:
+            times.append((t1 - t0) + (t3 - t2))
+    return {
+        "batch": batch,
+        "k": k,
+        "steps": steps,
+        "median_ms": 1e3 * statistics.median(times),
+        "p90_ms": 1e3 * sorted(times)[int(0.9 * len(times))],
+    }
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--batch", default="1,8,32,64")
+    ap.add_argument("--k", default="0,1,3")
+    ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    here = Path(__file__).resolve().parents[1] / "vllm"
+    sys.path[:0] = [str(here), str(here / "tests"), str(here.parent)]
+    rows = []
+    for b in (int(x) for x in args.batch.split(",")):
+        for k in (int(x) for x in args.k.split(",")):
+            row = measure(b, k, args.steps)
+            rows.append(row)
+            print(f"B={b:3d} K={k}: scheduler {row['median_ms']:.3f} ms per step "
+                  f"(p90 {row['p90_ms']:.3f})", flush=True)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(rows, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
