@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Usage: bash scripts/gpu-host/ab-start.sh NAME [--] ABAB_ARGS... | --help
+#
+# On a staged GPU host, from the checkout's root: starts benchmarks/abab.py
+# ABAB_ARGS in its own process session (setsid), so it runs on after this
+# command returns, while the host stays warm. The next commands collect it with
+# scripts/gpu-host/ab-collect.sh NAME. One engine start-up then serves as many
+# rounds as the device time allows, where an A/B inside one command is cut at
+# the command's time limit with its start-up paid again in the next.
+#
+# What it runs is copied first to $AB_DIR/NAME (benchmarks/*.py and tests/e2e
+# under tree/, .gpu-bundles/prompts if carried), and abab.py runs from that
+# copy with $AB_DIR/NAME as its working folder: each later command re-syncs the
+# checkout, which must not change a running benchmark. So relative paths in
+# ABAB_ARGS resolve there (--prompts .gpu-bundles/prompts, --out abab.json).
+#
+# Environment (all optional):
+#   GPU_HOST_ROOT  staged root (default /tmp/gpuhost; its env.sh is sourced)
+#   AB_DIR         where runs live (default /tmp/ab)
+#   AB_TIMEOUT_S   limit on abab.py (default 1700 s: a session's device time)
+#   AB_WAIT_FILE   a file to wait for before starting (e.g. the models' done
+#                  marker of a chain started beside the suite; up to 600 s)
+# Files: $AB_DIR/NAME/abab.log, $AB_DIR/NAME/rc (abab.py's exit status, once
+# it has ended).
+set -euo pipefail
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" || $# -eq 0 ]]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  [[ $# -eq 0 ]] && exit 2 || exit 0
+fi
+name=$1; shift
+[[ "$name" =~ ^[A-Za-z0-9._-]+$ ]] || {
+  echo "ab-start.sh: NAME '$name' must be letters, digits, '.', '_' or '-'" >&2; exit 2; }
+[[ "${1:-}" == "--" ]] && shift
+root=${GPU_HOST_ROOT:-/tmp/gpuhost}
+run=${AB_DIR:-/tmp/ab}/$name
+[[ -f "$root/env.sh" ]] || {
+  echo "ab-start.sh: no $root/env.sh: stage the bundle first (docs/gpu-host.md)" >&2; exit 1; }
+[[ -e "$run" ]] && {
+  echo "ab-start.sh: $run exists: collect it or pick another NAME" >&2; exit 1; }
+mkdir -p "$run/tree/benchmarks" "$run/tree/tests"
+cp benchmarks/*.py "$run/tree/benchmarks/"
+cp -r tests/e2e "$run/tree/tests/"
+if [[ -d .gpu-bundles/prompts ]]; then
+  mkdir -p "$run/.gpu-bundles" && cp -r .gpu-bundles/prompts "$run/.gpu-bundles/"
+fi
+printf '%q ' "$@" > "$run/args"
+AB_RUN=$run AB_ROOT=$root AB_WAIT_FILE=${AB_WAIT_FILE:-} \
+  AB_TIMEOUT_S=${AB_TIMEOUT_S:-1700} setsid bash -c '
+  cd "$AB_RUN"
+  if [[ -n "$AB_WAIT_FILE" ]]; then
+    for _ in $(seq 300); do [[ -e "$AB_WAIT_FILE" ]] && break; sleep 2; done
+  fi
+  source "$AB_ROOT/env.sh"
+  eval "set -- $(cat "$AB_RUN/args")"
+  rc=0
+  timeout "$AB_TIMEOUT_S" python3 tree/benchmarks/abab.py "$@" > "$AB_RUN/abab.log" 2>&1 || rc=$?
+  echo "$rc" > "$AB_RUN/rc"
+' > /dev/null 2>&1 < /dev/null &
+echo "ab-start.sh: $name started in its own process session ($run); collect with: bash scripts/gpu-host/ab-collect.sh $name"
