@@ -21,6 +21,11 @@ concurrency, one row of ``verdict.json`` (a JSON list):
   **> 1 means DSL is faster**, < 1 that best-K SD is; ``ci95`` its 95%
   t-interval over the rounds (null with one round); ``call``: "DSL faster" or
   "SD faster" when the interval excludes 1, else "tie";
+- ``best_fixed``, ``ratio_dsl_vs_best_fixed``, ``ci95_vs_best_fixed``,
+  ``call_vs_best_fixed``: the same against the faster (by median TPOT) of
+  best-K SD and target-only (speculation off, what an operator would run
+  where no K pays), so a load where target-only wins is not called a tie
+  with SD;
 - ``noise``: the round-to-round spread of the run's base arm (its first arm,
   as ``abab.py`` reports it): (max - min) / median of its TPOT;
 - ``dsl_draft_forwards_per_step``, ``dsl_accepted_per_step``: the DSL arm's
@@ -105,12 +110,14 @@ def rows_of(name: str | None, data: dict, dsl_arm: str,
         else:
             k, note = best_k(point), SAME_RUN
         sd, dsl = tpot.get(f"sd{k}") or [], tpot.get(dsl_arm) or []
-        per_round = [s / d for s, d in zip(sd, dsl)]
-        mean, lo, hi = ci(per_round) if per_round else (None, None, None)
-        lo, hi = _num(lo), _num(hi)
-        call = None
-        if lo is not None and hi is not None:
-            call = "DSL faster" if lo > 1 else "SD faster" if hi < 1 else "tie"
+        per_round, mean, lo, hi, call = _against(sd, dsl, "SD")
+        fixed = f"sd{k}" if k is not None else None
+        if med("target") is not None and (
+                fixed is None or med(fixed) is None or med("target") < med(fixed)):
+            fixed = "target"
+        _, f_mean, f_lo, f_hi, f_call = _against(
+            tpot.get(fixed) or [] if fixed else [], dsl,
+            "target-only" if fixed == "target" else "SD")
         b = tpot.get(base) or []
         noise = (max(b) - min(b)) / statistics.median(b) if b else None
         spec_all = point.get("spec") or {}
@@ -122,6 +129,8 @@ def rows_of(name: str | None, data: dict, dsl_arm: str,
             "best_sd_tpot_ms": med(f"sd{k}") if k is not None else None,
             "dsl_tpot_ms": med(dsl_arm), "target_tpot_ms": med("target"),
             "ratio_dsl_vs_best_sd": mean, "ci95": [lo, hi], "noise": noise,
+            "best_fixed": fixed, "ratio_dsl_vs_best_fixed": f_mean,
+            "ci95_vs_best_fixed": [f_lo, f_hi], "call_vs_best_fixed": f_call,
             "dsl_draft_forwards_per_step": spec.get("draft_forwards_per_step"),
             "dsl_accepted_per_step": spec.get("accepted_per_step"),
             "other_arms_tpot_ms": others,
@@ -136,13 +145,25 @@ def rows_of(name: str | None, data: dict, dsl_arm: str,
     return rows
 
 
+def _against(base: list[float], dsl: list[float], name: str):
+    """Per-round ratios base / DSL, their mean and 95% interval, and the call
+    (``name`` faster, DSL faster, tie)."""
+    per_round = [b / d for b, d in zip(base, dsl)]
+    mean, lo, hi = ci(per_round) if per_round else (None, None, None)
+    lo, hi = _num(lo), _num(hi)
+    call = None
+    if lo is not None and hi is not None:
+        call = "DSL faster" if lo > 1 else f"{name} faster" if hi < 1 else "tie"
+    return per_round, mean, lo, hi, call
+
+
 def table(rows: list[dict]) -> str:
     def f(x, fmt=".3f"):
         return "-" if x is None else format(x, fmt)
     lines = [f"ratio = {RATIO_NOTE}",
              f"{'pair':32} {'c':>3} {'K':>2} {'SD ms':>7} {'DSL ms':>7} "
              f"{'tgt ms':>7} {'ratio':>6} {'95% CI':>15} {'noise':>6} "
-             f"{'fwd/st':>6} {'acc/st':>6}  call"]
+             f"{'fwd/st':>6} {'acc/st':>6}  call  (vs the best fixed: arm ratio call)"]
     for r in rows:
         lo, hi = r["ci95"]
         lines.append(
@@ -152,7 +173,9 @@ def table(rows: list[dict]) -> str:
             f"{'[' + f(lo) + ', ' + f(hi) + ']':>15} "
             f"{f(r['noise'] and 100 * r['noise'], '.1f') + '%':>6} "
             f"{f(r['dsl_draft_forwards_per_step'], '.2f'):>6} "
-            f"{f(r['dsl_accepted_per_step'], '.2f'):>6}  {r['call'] or '-'}")
+            f"{f(r['dsl_accepted_per_step'], '.2f'):>6}  {r['call'] or '-'}  "
+            f"({r['best_fixed'] or '-'} {f(r['ratio_dsl_vs_best_fixed'])} "
+            f"{r['call_vs_best_fixed'] or '-'})")
     notes = sorted({r["best_sd_note"] for r in rows})
     return "\n".join(lines + [f"K: {n}" for n in notes])
 

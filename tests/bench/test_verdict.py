@@ -134,3 +134,27 @@ def test_an_adaptive_verification_arm_is_an_anchor_not_a_fixed_k(tmp_path):
     assert [r["best_sd_k"] for r in rows] == [3, 2]
     assert rows[0]["other_arms_tpot_ms"] == {"sd4av": pytest.approx(1.0)}
     assert rows[0]["arms_per_step"]["dsl6"] == {"draft_forwards": 3.5, "accepted": 2.0}
+
+
+def test_a_load_where_target_only_wins_is_not_a_tie_with_sd(tmp_path):
+    # c=64: SD's best K ties DSL, but target-only beats both; c=1: SD wins
+    # over target-only, so the best fixed arm is SD's best K.
+    tpot = {
+        1: {"target": [10.0] * 4, "sd2": [5.0] * 4, "sd3": [4.0, 4.2, 3.8, 4.0],
+            "sd4": [4.4] * 4, "dsl6": [3.2] * 4},
+        64: {"target": [6.0, 6.1, 5.9, 6.0], "sd2": [7.0, 6.9, 7.1, 7.0],
+             "sd3": [6.8, 7.0, 6.9, 6.9], "sd4": [7.5] * 4,
+             "dsl6": [6.9, 6.9, 7.0, 6.8]},
+    }
+    rows, text = run(tmp_path, abab_result(tmp_path, tpot=tpot))
+    c1, c64 = rows
+    assert c1["best_fixed"] == "sd3"
+    assert c1["ratio_dsl_vs_best_fixed"] == pytest.approx(c1["ratio_dsl_vs_best_sd"])
+    assert c1["call_vs_best_fixed"] == c1["call"] == "DSL faster"
+    assert (c64["best_sd_k"], c64["call"]) == (3, "tie")
+    assert c64["best_fixed"] == "target"
+    assert c64["ratio_dsl_vs_best_fixed"] == pytest.approx(
+        statistics.fmean(t / d for t, d in zip(tpot[64]["target"], tpot[64]["dsl6"])))
+    lo, hi = c64["ci95_vs_best_fixed"]
+    assert hi < 1 and c64["call_vs_best_fixed"] == "target-only faster"
+    assert "(target 0.870 target-only faster)" in text
