@@ -1,0 +1,148 @@
+"""DSL's stop rule against SD at fixed K, simulated from a calibration table.
+
+    python benchmarks/stop_rule_sim.py --calibration calibration.json \\
+        [--costs 1:4.69/1.09,8:5.17/1.16,32:6.90/1.42] [--cap 4] \\
+        [--samples 60000] [--seed 0] [--out FILE.json]
+
+One request at a time (the rule's per-row form), with the drafter's
+confidence ``q`` at each position drawn independently from the calibration
+table's bins (``benchmarks/calibration.py``: per confidence bin its mean ``q``,
+how often such a draft was accepted, and how many there were). A draft of
+confidence ``q`` is accepted with the bin's measured rate, and a step's
+accepted length is its run of accepted drafts. Per batch size ``B`` of
+``--costs`` (``B:V/D``: target step and draft step in ms, as the series'
+start-up table logs them) it reports the tokens per ms of:
+
+- SD at every fixed K up to the cap (``sd<K>``);
+- the rule as the series runs it (``raw``: after each draft step go on while
+  ``gain x elapsed > D x total``, with survival and gain from the raw ``q``);
+- the rule fed the calibrated confidence (``calibrated``: each ``q`` replaced
+  by its bin's acceptance rate), which is what an online calibration of the
+  drafter's confidence could at best give.
+
+What it answers: whether calibrating the confidence is worth building
+(the drafter is under-confident: expected calibration error 0.114 on the
+H200 proxies). Its limits: positions are independent (real confidences are
+correlated along a draft), the costs are the start-up table's, which at 32
+and more requests in flight under-price a served step
+(``docs/dsl-at-batch-size.md``), and there is no batch. Checked against the
+H200 at one request in flight: the simulated rule is 1.045x SD at its best K
+(K = 2), the measured one 1.050x (``benchmarks/results/2026-12-02-h200-s15/``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+
+
+def load_bins(path: Path) -> list[tuple[float, float, int]]:
+    """``(mean q, acceptance rate, count)`` of every non-empty bin."""
+    data = json.loads(path.read_text())
+    bins = [(b["mean_p"], b["accept_rate"], b["count"])
+            for b in data.get("bins", []) if b.get("count")]
+    if not bins:
+        raise SystemExit(f"stop_rule_sim: {path} has no non-empty 'bins'")
+    return bins
+
+
+def parse_costs(text: str) -> dict[int, tuple[float, float]]:
+    """``B:V/D,...`` -> ``{B: (V, D)}``."""
+    costs = {}
+    for item in text.split(","):
+        try:
+            b, vd = item.split(":")
+            v, d = vd.split("/")
+            costs[int(b)] = (float(v), float(d))
+        except ValueError:
+            raise SystemExit(f"stop_rule_sim: --costs item {item!r} is not B:V/D "
+                             "(e.g. 1:4.69/1.09)") from None
+        if costs[int(b)][0] <= 0 or costs[int(b)][1] <= 0:
+            raise SystemExit(f"stop_rule_sim: --costs item {item!r}: V and D must be > 0")
+    return costs
+
+
+def simulate(bins, verify_ms: float, draft_ms: float, cap: int, policy: str,
+             samples: int, rng: random.Random) -> dict:
+    """Tokens per ms, tokens and ms per step of ``policy``: ``sd<K>``,
+    ``raw`` or ``calibrated``."""
+    weights = [c for _, _, c in bins]
+    fixed = int(policy[2:]) if policy.startswith("sd") else None
+    tokens = time_ms = 0.0
+    for _ in range(samples):
+        draws = rng.choices(bins, weights=weights, k=cap)
+        if fixed is not None:
+            drafted = fixed
+        else:
+            drafted = 0
+            survival, total = 1.0, 1.0
+            for step, (q, p, _) in enumerate(draws):
+                drafted += 1
+                x = p if policy == "calibrated" else q
+                survival *= x
+                total += survival
+                if drafted >= cap:
+                    break
+                # The series' rule: one more step while the batch's expected
+                # gain per ms beats its rate so far.
+                elapsed = verify_ms + (step + 1) * draft_ms
+                if not survival * x * elapsed > draft_ms * total:
+                    break
+        accepted = 0
+        for q, p, _ in draws[:drafted]:
+            if rng.random() >= p:
+                break
+            accepted += 1
+        tokens += accepted + 1
+        time_ms += verify_ms + max(drafted, 1) * draft_ms
+    return {"tokens_per_ms": tokens / time_ms, "tokens_per_step": tokens / samples,
+            "ms_per_step": time_ms / samples}
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--calibration", required=True, type=Path,
+                    help="benchmarks/calibration.py output (its 'bins')")
+    ap.add_argument("--costs", default="1:4.69/1.09,8:5.17/1.16,32:6.90/1.42",
+                    help="B:V/D,... target and draft step in ms per batch size "
+                         "(default: the H200 proxies' start-up table, session 15)")
+    ap.add_argument("--cap", type=int, default=4, help="K, the most drafts a step")
+    ap.add_argument("--samples", type=int, default=60000, help="steps per policy")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    if args.cap < 1 or args.samples < 1:
+        raise SystemExit("stop_rule_sim: --cap and --samples must be >= 1")
+    bins = load_bins(args.calibration)
+    rows = []
+    for b, (v, d) in sorted(parse_costs(args.costs).items()):
+        rng = random.Random(args.seed)
+        policies = [f"sd{k}" for k in range(1, args.cap + 1)] + ["raw", "calibrated"]
+        res = {p: simulate(bins, v, d, args.cap, p, args.samples, rng) for p in policies}
+        best = max((p for p in res if p.startswith("sd")),
+                   key=lambda p: res[p]["tokens_per_ms"])
+        row = {"batch": b, "verify_ms": v, "draft_ms": d, "cap": args.cap,
+               "policies": res, "best_sd": best,
+               "raw_vs_best_sd": res["raw"]["tokens_per_ms"] / res[best]["tokens_per_ms"],
+               "calibrated_vs_raw": (res["calibrated"]["tokens_per_ms"]
+                                     / res["raw"]["tokens_per_ms"])}
+        rows.append(row)
+        print(f"B={b}: best SD {best}; rule (raw q) {row['raw_vs_best_sd']:.3f}x of it, "
+              f"tokens/step {res['raw']['tokens_per_step']:.2f}; calibrated q "
+              f"{row['calibrated_vs_raw']:.3f}x the raw rule, tokens/step "
+              f"{res['calibrated']['tokens_per_step']:.2f}")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps({"calibration": str(args.calibration),
+                                        "samples": args.samples, "seed": args.seed,
+                                        "rows": rows}, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

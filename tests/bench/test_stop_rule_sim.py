@@ -1,0 +1,65 @@
+"""``benchmarks/stop_rule_sim.py``: SD at fixed K against its closed form, the
+rule between the fixed-K policies, and its input errors."""
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BENCH = ROOT / "benchmarks"
+sys.path.insert(0, str(BENCH))
+import stop_rule_sim as sim  # noqa: E402
+
+# Two bins: confident drafts accepted 90% of the time, unsure ones 20%.
+BINS = [(0.85, 0.9, 3), (0.15, 0.2, 1)]
+
+
+def test_fixed_k_matches_its_closed_form():
+    # Independent positions: E[accepted] = sum_j (E p)^j, E p = 0.725.
+    p = (0.9 * 3 + 0.2) / 4
+    for k in (1, 2, 4):
+        got = sim.simulate(BINS, 5.0, 1.0, 4, f"sd{k}", 40000, random.Random(1))
+        want = 1 + sum(p**j for j in range(1, k + 1))
+        assert got["tokens_per_step"] == pytest.approx(want, rel=0.02)
+        assert got["ms_per_step"] == pytest.approx(5.0 + k)
+
+
+def test_the_rule_drafts_less_when_drafts_cost_more():
+    rng = random.Random(2)
+    cheap = sim.simulate(BINS, 10.0, 0.1, 4, "raw", 20000, rng)
+    dear = sim.simulate(BINS, 1.0, 1.0, 4, "raw", 20000, rng)
+    # Cheap drafts: the rule runs to the cap (ms per step = V + 4 D).
+    assert cheap["ms_per_step"] == pytest.approx(10.4, rel=0.01)
+    assert dear["ms_per_step"] < 1.0 + 4 * 1.0 - 0.5
+    assert 1.0 < dear["tokens_per_step"] < cheap["tokens_per_step"]
+
+
+def test_cli_writes_rows_and_refuses_bad_costs(tmp_path):
+    cal = tmp_path / "calibration.json"
+    cal.write_text(json.dumps({"bins": [
+        {"mean_p": q, "accept_rate": p, "count": c} for q, p, c in BINS]
+        + [{"mean_p": 0.5, "accept_rate": 0.5, "count": 0}]}))
+    out = tmp_path / "sim.json"
+    ok = subprocess.run([sys.executable, str(BENCH / "stop_rule_sim.py"), "--calibration",
+                         str(cal), "--costs", "1:4.0/1.0,64:10.0/2.0", "--samples",
+                         "2000", "--out", str(out)], capture_output=True, text=True,
+                        timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert [r["batch"] for r in rows] == [1, 64]
+    assert set(rows[0]["policies"]) == {"sd1", "sd2", "sd3", "sd4", "raw", "calibrated"}
+    assert rows[0]["best_sd"].startswith("sd")
+    bad = subprocess.run([sys.executable, str(BENCH / "stop_rule_sim.py"), "--calibration",
+                          str(cal), "--costs", "1:4.0"], capture_output=True, text=True,
+                         timeout=60)
+    assert bad.returncode != 0 and "--costs item '1:4.0' is not B:V/D" in bad.stderr
+    empty = tmp_path / "empty.json"
+    empty.write_text("{}")
+    none = subprocess.run([sys.executable, str(BENCH / "stop_rule_sim.py"),
+                           "--calibration", str(empty)], capture_output=True, text=True,
+                          timeout=60)
+    assert none.returncode != 0 and "no non-empty 'bins'" in none.stderr
