@@ -25,7 +25,9 @@ What it answers: whether calibrating the confidence is worth building
 H200 proxies). Its limits: positions are independent (real confidences are
 correlated along a draft), the costs are the start-up table's, which at 32
 and more requests in flight under-price a served step
-(``docs/dsl-at-batch-size.md``), and there is no batch. Checked against the
+(``docs/dsl-at-batch-size.md``), every policy's verify is priced at the one
+``V`` given (the rule's: the full width, K + 1; SD at a smaller K verifies
+narrower, which matters from about 8 requests on), and there is no batch. Checked against the
 H200 at one request in flight: the simulated rule is 1.045x SD at its best K
 (K = 2), the measured one 1.050x (``benchmarks/results/2026-12-02-h200-s15/``).
 """
