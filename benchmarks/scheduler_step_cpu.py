@@ -15,7 +15,9 @@ scheduler's host work, and how that grows with B and K. It measures the
 scheduler only; the model runner's host work (input preparation, the
 rejection sampler's bookkeeping) is not in it. Run it on the machine whose
 host time matters; numbers from another CPU give the shape, not the size.
-Needs vLLM's tree on ``sys.path`` (``vllm/`` and ``vllm/tests``).
+Runs on the checkout's ``vllm/`` tree (put first on ``sys.path``), whose
+``tests/v1/core/utils.py`` builds the scheduler; its model config comes from
+the Hugging Face cache (``tests/upstream/seed_hf_cache.py`` seeds one).
 """
 
 from __future__ import annotations
@@ -89,7 +91,7 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     here = Path(__file__).resolve().parents[1] / "vllm"
-    sys.path[:0] = [str(here), str(here / "tests"), str(here.parent)]
+    sys.path.insert(0, str(here))
     rows = []
     for b in (int(x) for x in args.batch.split(",")):
         for k in (int(x) for x in args.k.split(",")):

@@ -97,6 +97,17 @@ def _within_noise(x: tuple, y: tuple) -> bool:
     return abs(x[0] - y[0]) <= SIGMAS * math.hypot(x[1], y[1])
 
 
+def _first_position_rate(name: str, sample: dict) -> tuple[float, float, int]:
+    """A case's first-position acceptance at temperature 1, its standard
+    error and its number of drafts (which must not be 0)."""
+    c = sample["counters"]
+    per_pos = c["vllm:spec_decode_num_accepted_tokens_per_pos"]
+    drafts = c["vllm:spec_decode_num_drafts"]
+    assert drafts > 0, f"{name} drafted nothing at temperature 1"
+    p = per_pos[0] / drafts
+    return p, math.sqrt(max(p * (1 - p), 1e-6) / drafts), drafts
+
+
 @pytest.mark.gpu_groups("v2-async", "v2-tau0")
 def test_temperature1_tau0_acceptance_matches_sd(engine_groups, prompts):
     """At temperature 1 the DSL machinery (floor 0: the step-cost rule alone
@@ -105,27 +116,17 @@ def test_temperature1_tau0_acceptance_matches_sd(engine_groups, prompts):
     show there. Later positions are drafted selectively, by design."""
     sd = ok(results(engine_groups, prompts, "v2-async")["sd_k5"])["sample"]
     dsl = ok(results(engine_groups, prompts, "v2-tau0")["dsl_t0_k5"])["sample"]
-    rates = []
-    for name, c in (("sd_k5", sd["counters"]), ("dsl_t0_k5", dsl["counters"])):
-        per_pos = c["vllm:spec_decode_num_accepted_tokens_per_pos"]
-        drafts = c["vllm:spec_decode_num_drafts"]
-        assert drafts > 0, f"{name} drafted nothing at temperature 1"
-        p = per_pos[0] / drafts
-        rates.append((p, math.sqrt(max(p * (1 - p), 1e-6) / drafts), drafts))
+    rates = [_first_position_rate("sd_k5", sd), _first_position_rate("dsl_t0_k5", dsl)]
     assert _within_noise(*rates), rates
 
 
 @pytest.mark.gpu_groups("v2-async")
 def test_temperature1_first_position_acceptance_matches_sd(engine_groups, prompts):
     res = results(engine_groups, prompts, "v2-async")
-    rates = []
-    for name in ("sd_k5", "dsl_t0.6_k5"):
-        c = ok(res[name])["sample"]["counters"]
-        per_pos = c["vllm:spec_decode_num_accepted_tokens_per_pos"]
-        drafts = c["vllm:spec_decode_num_drafts"]
-        assert drafts > 0, f"{name} drafted nothing at temperature 1"
-        p = per_pos[0] / drafts
-        rates.append((p, math.sqrt(max(p * (1 - p), 1e-6) / drafts), drafts))
+    rates = [
+        _first_position_rate(name, ok(res[name])["sample"])
+        for name in ("sd_k5", "dsl_t0.6_k5")
+    ]
     assert _within_noise(*rates), rates
 
 
