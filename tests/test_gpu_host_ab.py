@@ -130,3 +130,45 @@ def test_bad_input_is_one_clear_error(host):
     assert unstaged.returncode == 1 and "stage the bundle first" in unstaged.stderr
     assert _run("ab-start.sh", checkout, env, "--help").returncode == 0
     assert _run("ab-collect.sh", checkout, env, "--help").returncode == 0
+
+
+def test_a_second_script_waits_for_the_first_run_to_end(host):
+    """AB_SCRIPT runs another script of benchmarks/ (its arguments its own,
+    its log named after it); AB_WAIT_FILE on the first run's rc makes the
+    second start only once the first has ended, so one GPU runs them in
+    turn."""
+    checkout, env, out, tmp = host
+    (checkout / "benchmarks" / "profile_step.py").write_text(
+        "import sys, time\n"
+        "from pathlib import Path\n"
+        "Path('started').write_text(str(time.time()))\n"
+        "print('c=32 profile', sys.argv[1:], flush=True)\n")
+    release = tmp / "release"
+    assert _run("ab-start.sh", checkout, env, "first", "--out", "abab.json",
+                "--release", str(release)).returncode == 0
+    second = _run("ab-start.sh", checkout,
+                  {**env, "AB_SCRIPT": "profile_step.py",
+                   "AB_WAIT_FILE": str(tmp / "ab" / "first" / "rc")},
+                  "second", "--", "--arms", "target,sd3")
+    assert second.returncode == 0, second.stderr
+    assert "second (profile_step.py) started" in second.stdout
+    time.sleep(1.0)
+    assert not (tmp / "ab" / "second" / "started").exists()
+    release.write_text("0")
+    assert _run("ab-collect.sh", checkout, env, "first", "--wait", "30").returncode == 0
+    done = _run("ab-collect.sh", checkout, env, "second", "--wait", "30")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "c=32 profile ['--arms', 'target,sd3']" in done.stdout
+    first_end = (tmp / "ab" / "first" / "rc").stat().st_mtime
+    assert float((tmp / "ab" / "second" / "started").read_text()) >= first_end - 0.01
+    assert {"profile_step.log", "started", "rc"} <= _members(out / "second.tgz")
+
+
+def test_a_bad_script_or_wait_is_one_clear_error(host):
+    checkout, env, out, tmp = host
+    bad = _run("ab-start.sh", checkout, {**env, "AB_SCRIPT": "../x.py"}, "s4", "--out", "x")
+    assert bad.returncode == 2 and "AB_SCRIPT '../x.py'" in bad.stderr
+    missing = _run("ab-start.sh", checkout, {**env, "AB_SCRIPT": "nope.py"}, "s5")
+    assert missing.returncode == 2 and "not a script in benchmarks/" in missing.stderr
+    wait = _run("ab-start.sh", checkout, {**env, "AB_WAIT_S": "long"}, "s6")
+    assert wait.returncode == 2 and "AB_WAIT_S 'long'" in wait.stderr

@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Usage: bash scripts/gpu-host/ab-collect.sh NAME [--wait SECONDS] | --help
 #
-# Collects an A/B that scripts/gpu-host/ab-start.sh NAME started: waits until
+# Collects a run that scripts/gpu-host/ab-start.sh NAME started: waits until
 # it has ended or SECONDS (default 570) have passed, prints the lines of its
 # summary written so far and the DSL engine's start-up and plan lines, and tars
-# the run (its log, abab.py's JSON and what else it wrote; not the copied
+# the run (its log, abab.py's JSON or what else the script wrote; not the copied
 # code and prompts) into $OUT/NAME.tgz. Run it in each command after the one that started
 # the A/B, at once (the host goes back after ~30 s without a command); the JSON
 # holds every point finished so far.
 #
 # Environment: AB_DIR (default /tmp/ab).
 # Exit status: 0 once the A/B has ended with 0, 3 while it is still running,
-# abab.py's status if it failed.
+# the script's status if it failed.
 set -euo pipefail
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" || $# -eq 0 ]]; then
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
@@ -32,11 +32,11 @@ OUT=${OUT:?ab-collect.sh: \$OUT is not set (the device command sets it)}
   echo "ab-collect.sh: no $run: this host did not start '$name' (or went back since)" >&2; exit 1; }
 start=$(date +%s)
 while [[ ! -f "$run/rc" ]] && (( $(date +%s) - start < wait_s )); do sleep 2; done
-log=$run/abab.log
-if [[ -f "$log" ]]; then
+for log in "$run"/*.log; do
+  [[ -f "$log" ]] || continue
   grep -h "Dynamic speculation lookahead" "$log" | cut -c1-400 | tail -n 6 || true
   grep -hE "^(c=|  )" "$log" | tail -n 40 || true
-fi
+done
 tar czf "$OUT/$name.tgz" -C "$run" --exclude=./tree --exclude=./.gpu-bundles .
 if [[ -f "$run/rc" ]]; then
   rc=$(cat "$run/rc")

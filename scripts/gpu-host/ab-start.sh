@@ -2,8 +2,9 @@
 # Usage: bash scripts/gpu-host/ab-start.sh NAME [--] ABAB_ARGS... | --help
 #
 # On a staged GPU host, from the checkout's root: starts benchmarks/abab.py
-# ABAB_ARGS in its own process session (setsid), so it runs on after this
-# command returns, while the host stays warm. The next commands collect it with
+# ABAB_ARGS (or another script of benchmarks/, AB_SCRIPT) in its own process
+# session (setsid), so it runs on after this command returns, while the host
+# stays warm. The next commands collect it with
 # scripts/gpu-host/ab-collect.sh NAME. One engine start-up then serves as many
 # rounds as the device time allows, where an A/B inside one command is cut at
 # the command's time limit with its start-up paid again in the next.
@@ -17,11 +18,15 @@
 # Environment (all optional):
 #   GPU_HOST_ROOT  staged root (default /tmp/gpuhost; its env.sh is sourced)
 #   AB_DIR         where runs live (default /tmp/ab)
-#   AB_TIMEOUT_S   limit on abab.py (default 1700 s: a session's device time)
-#   AB_WAIT_FILE   a file to wait for before starting (e.g. the models' done
-#                  marker of a chain started beside the suite; up to 600 s)
-# Files: $AB_DIR/NAME/abab.log, $AB_DIR/NAME/rc (abab.py's exit status, once
-# it has ended).
+#   AB_SCRIPT      the script of benchmarks/ to run (default abab.py; e.g.
+#                  profile_step.py, whose arguments are its own)
+#   AB_TIMEOUT_S   limit on the script (default 1700 s: a session's device time)
+#   AB_WAIT_FILE   a file to wait for before starting: the models' done marker
+#                  of a chain started beside the suite, or the rc file of
+#                  another run, so one GPU runs them one after the other
+#   AB_WAIT_S      how long to wait for it (default 600 s; then it starts anyway)
+# Files: $AB_DIR/NAME/<script>.log (abab.log for abab.py), $AB_DIR/NAME/rc
+# (the script's exit status, once it has ended).
 set -euo pipefail
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" || $# -eq 0 ]]; then
   sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
@@ -31,6 +36,12 @@ name=$1; shift
 [[ "$name" =~ ^[A-Za-z0-9._-]+$ ]] || {
   echo "ab-start.sh: NAME '$name' must be letters, digits, '.', '_' or '-'" >&2; exit 2; }
 [[ "${1:-}" == "--" ]] && shift
+script=${AB_SCRIPT:-abab.py}
+[[ "$script" =~ ^[A-Za-z0-9_]+\.py$ && -f "benchmarks/$script" ]] || {
+  echo "ab-start.sh: AB_SCRIPT '$script' is not a script in benchmarks/ (e.g. abab.py)" >&2; exit 2; }
+wait_s=${AB_WAIT_S:-600}
+[[ "$wait_s" =~ ^[0-9]+$ ]] || {
+  echo "ab-start.sh: AB_WAIT_S '$wait_s' is not a number of seconds" >&2; exit 2; }
 root=${GPU_HOST_ROOT:-/tmp/gpuhost}
 run=${AB_DIR:-/tmp/ab}/$name
 [[ -f "$root/env.sh" ]] || {
@@ -44,16 +55,18 @@ if [[ -d .gpu-bundles/prompts ]]; then
   mkdir -p "$run/.gpu-bundles" && cp -r .gpu-bundles/prompts "$run/.gpu-bundles/"
 fi
 printf '%q ' "$@" > "$run/args"
-AB_RUN=$run AB_ROOT=$root AB_WAIT_FILE=${AB_WAIT_FILE:-} \
-  AB_TIMEOUT_S=${AB_TIMEOUT_S:-1700} setsid bash -c '
+AB_RUN=$run AB_ROOT=$root AB_WAIT_FILE=${AB_WAIT_FILE:-} AB_WAIT_S=$wait_s \
+  AB_SCRIPT=$script AB_TIMEOUT_S=${AB_TIMEOUT_S:-1700} setsid bash -c '
   cd "$AB_RUN"
   if [[ -n "$AB_WAIT_FILE" ]]; then
-    for _ in $(seq 300); do [[ -e "$AB_WAIT_FILE" ]] && break; sleep 2; done
+    end=$(( $(date +%s) + AB_WAIT_S ))
+    while [[ ! -e "$AB_WAIT_FILE" ]] && (( $(date +%s) < end )); do sleep 1; done
   fi
   source "$AB_ROOT/env.sh"
   eval "set -- $(cat "$AB_RUN/args")"
   rc=0
-  timeout "$AB_TIMEOUT_S" python3 tree/benchmarks/abab.py "$@" > "$AB_RUN/abab.log" 2>&1 || rc=$?
+  timeout "$AB_TIMEOUT_S" python3 "tree/benchmarks/$AB_SCRIPT" "$@" \
+    > "$AB_RUN/${AB_SCRIPT%.py}.log" 2>&1 || rc=$?
   echo "$rc" > "$AB_RUN/rc"
 ' > /dev/null 2>&1 < /dev/null &
-echo "ab-start.sh: $name started in its own process session ($run); collect with: bash scripts/gpu-host/ab-collect.sh $name"
+echo "ab-start.sh: $name ($script) started in its own process session ($run); collect with: bash scripts/gpu-host/ab-collect.sh $name"
