@@ -38,7 +38,9 @@ them; SD runs K per drafting step), accepted draft tokens per engine step
 exits), the acceptance rate and early exits per draft.
 
 Two variants of one configuration: ``<arm>+<label>`` arms with
-``--arm-options '{"<label>": {"engine": {...}, "rpc": "<method>"}}'``, e.g.
+``--arm-options '{"<label>": {"engine": {...}, "rpc": "<method>", "env":
+{...}}}'`` (``env``: e.g. ``{"VLLM_USE_V2_MODEL_RUNNER": "0"}``, the V1
+runner; such an arm starts alone, in that environment), e.g.
 the MRV2 sync-scheduling hand-off A/B (``ab_hooks.py``)::
 
     --arms dsl4+handoff,dsl4+nohandoff --arm-options '{
@@ -51,6 +53,7 @@ the MRV2 sync-scheduling hand-off A/B (``ab_hooks.py``)::
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -185,8 +188,10 @@ def tokens_per_step(requests: list[dict]) -> float:
 
 
 def parse_arm_options(text: str, arms: list[dict]) -> dict[str, dict]:
-    """``--arm-options``: per label, ``engine`` (EngineArgs overrides) and
-    ``rpc`` (a worker method, e.g. of ``ab_hooks.py``). Every label of
+    """``--arm-options``: per label, ``engine`` (EngineArgs overrides),
+    ``rpc`` (a worker method, e.g. of ``ab_hooks.py``) and ``env``
+    (environment variables the engine starts with, e.g.
+    ``{"VLLM_USE_V2_MODEL_RUNNER": "0"}`` for the V1 runner). Every label of
     ``arms`` must have an entry, and every entry a label in use."""
     try:
         options = json.loads(text)
@@ -201,9 +206,15 @@ def parse_arm_options(text: str, arms: list[dict]) -> dict[str, dict]:
     for label, opts in options.items():
         if label not in labels:
             raise SystemExit(f"--arm-options: label {label!r} is not used by any arm")
-        if not isinstance(opts, dict) or set(opts) - {"engine", "rpc"}:
+        if not isinstance(opts, dict) or set(opts) - {"engine", "rpc", "env"}:
             raise SystemExit(f"--arm-options: {label!r} takes only 'engine' (an "
-                             "object) and 'rpc' (a worker method name)")
+                             "object), 'rpc' (a worker method name) and 'env' "
+                             "(an object of strings)")
+        env = opts.get("env", {})
+        if not isinstance(env, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+            raise SystemExit(f"--arm-options: {label!r}.env must be an object "
+                             "of strings")
         if not isinstance(opts.get("engine", {}), dict):
             raise SystemExit(f"--arm-options: {label!r}.engine must be an object")
         if not isinstance(opts.get("rpc", ""), str):
@@ -211,19 +222,39 @@ def parse_arm_options(text: str, arms: list[dict]) -> dict[str, dict]:
     return options
 
 
+@contextlib.contextmanager
+def arm_environment(env: dict[str, str] | None):
+    """The process environment with ``env`` set, restored afterwards: an
+    engine reads it when its config is made and its engine core (spawned)
+    inherits it, so the arm that has one starts alone."""
+    saved = {k: os.environ.get(k) for k in env or {}}
+    os.environ.update(env or {})
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
 def start_engines(arms: list[dict], start, dsl_alone: bool) -> list:
     """Start every arm's engine (``start(arm)``, None for one that failed),
     side by side; with ``dsl_alone`` the DSL arms start one at a time once
     the others are up: a DSL engine measures its step costs at start-up, and
-    engines compiling and capturing beside it inflate them."""
+    engines compiling and capturing beside it inflate them. Arms with an
+    environment of their own (``env``) also start one at a time, in it."""
     engines: list = [None] * len(arms)
-    alone = [i for i, a in enumerate(arms) if dsl_alone and a.get("dynamic")]
+    alone = [i for i, a in enumerate(arms)
+             if (dsl_alone and a.get("dynamic")) or a.get("env")]
     together = [i for i in range(len(arms)) if i not in alone]
     with ThreadPoolExecutor(max(1, len(together))) as pool:
         for i, engine in zip(together, pool.map(start, [arms[i] for i in together])):
             engines[i] = engine
     for i in alone:
-        engines[i] = start(arms[i])
+        with arm_environment(arms[i].get("env")):
+            engines[i] = start(arms[i])
     return engines
 
 
@@ -271,6 +302,8 @@ def main(argv: list[str]) -> int:
         selection = table[key]
     arms = [parse_arm(a) for a in resolve_arms(args.arms.split(","), selection)]
     arm_options = parse_arm_options(args.arm_options, arms)
+    for arm in arms:
+        arm["env"] = arm_options.get(arm.get("label") or "", {}).get("env")
     prompts = load_prompts(args.prompts, args.dataset, 1024)
 
     # The engines start from threads of this process: forking their engine

@@ -517,6 +517,8 @@ def test_labelled_arms_get_their_engine_options_and_worker_call(tmp_path, monkey
     ('{"x": {}, "y": {}}', "label 'y' is not used"),
     ('{"x": {"rpcs": "m"}}', "takes only 'engine'"),
     ('{"x": {"engine": []}}', "x'.engine must be an object"),
+    ('{"x": {"env": {"VLLM_USE_V2_MODEL_RUNNER": 0}}}', "x'.env must be an object of strings"),
+    ('{"x": {"env": ["A=1"]}}', "x'.env must be an object of strings"),
     ("[", "not JSON"),
 ])
 def test_arm_options_errors_name_the_field(options, match):
@@ -591,6 +593,32 @@ def test_dsl_arms_can_start_alone_after_the_others():
         return arm["name"]
 
     assert abab.start_engines(arms, start_all, False) == [a["name"] for a in arms]
+
+
+def test_an_arm_with_an_environment_starts_alone_in_it(monkeypatch):
+    """--arm-options' env (e.g. the V1 runner): the engine's config and its
+    spawned engine core read the process environment, so that arm starts
+    after the others, alone, with its variables set, and they are restored
+    for the next."""
+    import abab
+    from profile_step import parse_arm
+
+    monkeypatch.setenv("VLLM_USE_V2_MODEL_RUNNER", "1")
+    monkeypatch.delenv("DSL_AB_ONLY_V1", raising=False)
+    arms = [parse_arm(a) for a in ("sd3+v1", "sd3", "target")]
+    arms[0]["env"] = {"VLLM_USE_V2_MODEL_RUNNER": "0", "DSL_AB_ONLY_V1": "1"}
+    seen = {}
+
+    def start(arm):
+        seen[arm["name"]] = (os.environ.get("VLLM_USE_V2_MODEL_RUNNER"),
+                             os.environ.get("DSL_AB_ONLY_V1"), len(seen))
+        return arm["name"]
+
+    assert abab.start_engines(arms, start, False) == ["sd3+v1", "sd3", "target"]
+    assert seen["sd3+v1"] == ("0", "1", 2)  # last, alone, in its environment
+    assert {seen["sd3"][:2], seen["target"][:2]} == {("1", None)}
+    assert os.environ["VLLM_USE_V2_MODEL_RUNNER"] == "1"
+    assert "DSL_AB_ONLY_V1" not in os.environ
 
 
 def test_step_quantiles_tell_a_stall_from_a_slow_round():
