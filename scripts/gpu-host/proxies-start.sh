@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Usage: bash scripts/gpu-host/proxies-start.sh [--help]
+#
+# On a staged GPU host, from the checkout's root with .gpu-bundles/prompts
+# carried: builds the benchmark's cost-scaled proxy pair in its own process
+# session (setsid) and returns at once, so the GPU suite can run beside it:
+#   1. waits for the 16-layer truncation (models/smollm2-l16/.built, which
+#      scripts/gpu-host/suite.sh writes with SUITE_DRAFT_LAYERS=4,16);
+#   2. distill.py: DATA=self NL=16 STEPS=$PROXY_STEPS (the draft distilled on
+#      the target's own greedy continuations, as sessions 9-16);
+#   3. build_scaled.py: smollm2-135m-x8b and smollm2-l16-self-x1b.
+# A measuring run waits for the done marker: AB_WAIT_FILE=$PROXY_DIR/done for
+# scripts/gpu-host/ab-start.sh.
+#
+# Environment (all optional):
+#   GPU_HOST_ROOT  staged root (default /tmp/gpuhost; its env.sh is sourced)
+#   PROXY_DIR      logs and marker (default /tmp/proxies)
+#   PROXY_WAIT_S   how long to wait for the truncation (default 600 s)
+#   PROXY_STEPS    distillation steps (default 900)
+# Files: $PROXY_DIR/chain.log (each step's exit status and seconds),
+# distill-l16-self.log, build_scaled.log, and done (written last: 0 when every
+# step exited 0, else the first failing status; a step after a failure is not
+# run).
+set -euo pipefail
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  exit 0
+fi
+[[ $# -eq 0 ]] || { echo "proxies-start.sh: unknown argument '$1' (see --help)" >&2; exit 2; }
+root=${GPU_HOST_ROOT:-/tmp/gpuhost}
+dir=${PROXY_DIR:-/tmp/proxies}
+wait_s=${PROXY_WAIT_S:-600}
+steps=${PROXY_STEPS:-900}
+[[ "$wait_s" =~ ^[0-9]+$ ]] || {
+  echo "proxies-start.sh: PROXY_WAIT_S '$wait_s' is not a number of seconds" >&2; exit 2; }
+[[ "$steps" =~ ^[1-9][0-9]*$ ]] || {
+  echo "proxies-start.sh: PROXY_STEPS '$steps' is not a positive whole number" >&2; exit 2; }
+[[ -f "$root/env.sh" ]] || {
+  echo "proxies-start.sh: no $root/env.sh: stage the bundle first (docs/gpu-host.md)" >&2; exit 1; }
+[[ -d .gpu-bundles/prompts ]] || {
+  echo "proxies-start.sh: no .gpu-bundles/prompts: carry it (carry=[\".gpu-bundles/prompts\"])" >&2; exit 1; }
+rm -rf "$dir" && mkdir -p "$dir"
+P_DIR=$dir P_ROOT=$root P_WAIT_S=$wait_s P_STEPS=$steps setsid bash -c '
+  source "$P_ROOT/env.sh"
+  t0=$(date +%s)
+  end=$(( t0 + P_WAIT_S ))
+  while [[ ! -f "$P_ROOT/models/smollm2-l16/.built" ]] && (( $(date +%s) < end )); do sleep 1; done
+  step() {  # name, then the command
+    local name=$1; shift
+    local rc=0
+    "$@" > "$P_DIR/$name.log" 2>&1 || rc=$?
+    echo "$name rc=$rc $(( $(date +%s) - t0 ))s" >> "$P_DIR/chain.log"
+    return $rc
+  }
+  rc=0
+  DATA=self NL=16 STEPS=$P_STEPS step distill-l16-self python3 scripts/gpu-host/distill.py || rc=$?
+  if (( rc == 0 )); then
+    DRAFT=smollm2-l16-self step build_scaled python3 scripts/gpu-host/build_scaled.py || rc=$?
+  fi
+  echo "$rc" > "$P_DIR/done"
+' > /dev/null 2>&1 < /dev/null &
+echo "proxies-start.sh: building the proxies in their own process session; wait for $dir/done"

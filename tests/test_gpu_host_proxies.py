@@ -1,0 +1,102 @@
+"""scripts/gpu-host/proxies-start.sh on CPU: the proxy chain runs in its own
+process session after the command returns, waits for the suite's 16-layer
+truncation, runs the distillation then the scaling with their settings, and
+writes its done marker (0, or the first failing status with nothing run
+after it). The build scripts are stand-ins in a scratch checkout that record
+their environment; the script under test is the real one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "gpu-host" / "proxies-start.sh"
+
+STAND_IN = '''
+import json, os, sys
+from pathlib import Path
+name = Path(sys.argv[0]).stem
+keys = ("DATA", "NL", "STEPS", "DRAFT", "PROXY_TEST_ENV")
+Path(os.environ["RECORD"], name + ".json").write_text(
+    json.dumps({k: os.environ.get(k) for k in keys}))
+print(name, "ran")
+sys.exit(int(os.environ.get("FAIL_" + name.upper(), "0")))
+'''
+
+
+@pytest.fixture
+def host(tmp_path):
+    checkout = tmp_path / "checkout"
+    gpu_host = checkout / "scripts" / "gpu-host"
+    gpu_host.mkdir(parents=True)
+    for name in ("distill.py", "build_scaled.py"):
+        (gpu_host / name).write_text(STAND_IN)
+    (checkout / ".gpu-bundles" / "prompts").mkdir(parents=True)
+    root = tmp_path / "gpuhost"
+    (root / "models" / "smollm2-l16").mkdir(parents=True)
+    (root / "env.sh").write_text("export PROXY_TEST_ENV=sourced\n")
+    record = tmp_path / "record"
+    record.mkdir()
+    env = {**os.environ, "GPU_HOST_ROOT": str(root),
+           "PROXY_DIR": str(tmp_path / "proxies"), "RECORD": str(record)}
+    return checkout, root, env, tmp_path
+
+
+def _start(checkout, env, *args):
+    return subprocess.run(["bash", str(SCRIPT), *args], cwd=checkout, env=env,
+                          capture_output=True, text=True, timeout=30)
+
+
+def _wait_done(path: Path) -> str:
+    for _ in range(300):
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never written")
+
+
+def test_the_chain_waits_for_the_truncation_then_builds_both(host):
+    checkout, root, env, tmp = host
+    started = _start(checkout, {**env, "PROXY_STEPS": "12"})
+    assert started.returncode == 0, started.stderr
+    assert "wait for" in started.stdout
+    time.sleep(0.5)
+    # The suite has not built the 16-layer truncation yet: nothing ran.
+    assert not (tmp / "record" / "distill.json").exists()
+    (root / "models" / "smollm2-l16" / ".built").touch()
+    assert _wait_done(tmp / "proxies" / "done") == "0"
+    distill = json.loads((tmp / "record" / "distill.json").read_text())
+    assert distill == {"DATA": "self", "NL": "16", "STEPS": "12", "DRAFT": None,
+                       "PROXY_TEST_ENV": "sourced"}
+    scaled = json.loads((tmp / "record" / "build_scaled.json").read_text())
+    assert scaled["DRAFT"] == "smollm2-l16-self"
+    chain = (tmp / "proxies" / "chain.log").read_text().splitlines()
+    assert [line.split()[:2] for line in chain] == [
+        ["distill-l16-self", "rc=0"], ["build_scaled", "rc=0"]]
+    assert "distill ran" in (tmp / "proxies" / "distill-l16-self.log").read_text()
+
+
+def test_a_failed_distillation_stops_the_chain_with_its_status(host):
+    checkout, root, env, tmp = host
+    (root / "models" / "smollm2-l16" / ".built").touch()
+    assert _start(checkout, {**env, "FAIL_DISTILL": "3"}).returncode == 0
+    assert _wait_done(tmp / "proxies" / "done") == "3"
+    assert not (tmp / "record" / "build_scaled.json").exists()
+
+
+def test_bad_input_is_one_clear_error(host):
+    checkout, root, env, tmp = host
+    bad = _start(checkout, {**env, "PROXY_STEPS": "0"})
+    assert bad.returncode == 2 and "PROXY_STEPS '0'" in bad.stderr
+    bad = _start(checkout, {**env, "PROXY_WAIT_S": "soon"})
+    assert bad.returncode == 2 and "PROXY_WAIT_S 'soon'" in bad.stderr
+    unstaged = _start(checkout, {**env, "GPU_HOST_ROOT": str(tmp / "no")})
+    assert unstaged.returncode == 1 and "stage the bundle first" in unstaged.stderr
+    assert _start(checkout, env, "--now").returncode == 2
+    assert _start(checkout, env, "--help").returncode == 0
