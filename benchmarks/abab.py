@@ -26,7 +26,9 @@ length plus one) come from the requests' own step records, and per round the
 durations of the client's ``engine.step()`` calls (``points[i]["step_ms"]``:
 median, 90th and 99th percentile, longest, and the share of time in steps
 over twice the median), so a noisy round shows whether a few steps stalled
-or every step was slower. The engines'
+or every step was slower; the summary sets each arm's median step (what a
+start-up cost table prices) beside TPOT x tokens per step (which also
+carries the steps that run arriving requests' prefills). The engines'
 Prometheus counters are not per arm here (one registry per process), so every
 engine gets a stat logger of its own (``SpecCounters``) that sums the
 scheduler's spec-decode stats and counts engine steps (the records that carry
@@ -179,6 +181,21 @@ def spec_line(r: dict) -> str:
             f"acceptance {f(r['acceptance_rate'], '{:.3f}')}, "
             f"exits/draft {f(r['early_exits_per_draft'])} "
             f"({r['steps']} steps)")
+
+
+def step_line(step_rounds: list[dict | None], tpots: list[float],
+              per_step: list[float]) -> str | None:
+    """The summary's step figures of one arm: the median engine step (median
+    over rounds of each round's median), which a start-up cost table prices,
+    against TPOT x tokens per step, the mean period a token sees, which also
+    carries the steps that run arriving requests' prefills; None without step
+    records."""
+    medians = [r["p50"] for r in step_rounds if r and r.get("n")]
+    if not medians or not tpots or not per_step:
+        return None
+    period = statistics.median(tpots) * statistics.fmean(per_step)
+    return (f"engine step median {statistics.median(medians):.2f} ms, "
+            f"TPOT x tokens/step {period:.2f} ms")
 
 
 def tokens_per_step(requests: list[dict]) -> float:
@@ -423,6 +440,13 @@ def main(argv: list[str]) -> int:
             r = spec_point.get(a["name"])
             if r is not None and (r["num_drafts"] or a["k"]):
                 lines.append(f"  {a['name']:10} {spec_line(r)}")
+        for a in arms:
+            if a["name"] in failed:
+                continue
+            text = step_line(step_rounds[a["name"]], tpots[a["name"]],
+                             per_step[a["name"]])
+            if text is not None:
+                lines.append(f"  {a['name']:10} {text}")
         out["points"].append(point)
         out["summary"] = lines
         # After every point, so a run cut by a time limit keeps what it measured.

@@ -621,6 +621,19 @@ def test_an_arm_with_an_environment_starts_alone_in_it(monkeypatch):
     assert "DSL_AB_ONLY_V1" not in os.environ
 
 
+def test_the_step_line_sets_the_median_step_beside_the_mean_period():
+    """What a start-up table prices (the median engine step) beside what a
+    token sees (TPOT x tokens per step, prefill-carrying steps included);
+    nothing without step records."""
+    import abab
+
+    rounds = [{"n": 100, "p50": 10.0}, {"n": 90, "p50": 10.4}, {"n": 80, "p50": 9.8}]
+    text = abab.step_line(rounds, [6.0, 6.2, 5.8], [2.0, 2.2, 2.1])
+    assert text == "engine step median 10.00 ms, TPOT x tokens/step 12.60 ms"
+    assert abab.step_line([None, None], [6.0, 6.0], [2.0, 2.0]) is None
+    assert abab.step_line([{"n": 0}], [6.0], [2.0]) is None
+
+
 def test_step_quantiles_tell_a_stall_from_a_slow_round():
     from cell import step_quantiles
 
