@@ -28,8 +28,10 @@
 # Files: $AB_DIR/NAME/<script>.log (abab.log for abab.py), $AB_DIR/NAME/rc
 # (the script's exit status, once it has ended).
 set -euo pipefail
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" || $# -eq 0 ]]; then
-  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  usage_from_header "$0"
   [[ $# -eq 0 ]] && exit 2 || exit 0
 fi
 name=$1; shift

@@ -11,8 +11,10 @@
 #
 # (--noconftest: vLLM's tests/conftest.py needs packages the host does not have.)
 set -euo pipefail
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  usage_from_header "$0"
   exit 0
 fi
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)

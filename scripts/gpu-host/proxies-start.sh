@@ -22,8 +22,10 @@
 # step exited 0, else the first failing status; a step after a failure is not
 # run).
 set -euo pipefail
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  usage_from_header "$0"
   exit 0
 fi
 [[ $# -eq 0 ]] || { echo "proxies-start.sh: unknown argument '$1' (see --help)" >&2; exit 2; }

@@ -27,8 +27,10 @@
 #                     suite: each smollm2-l<N> gets its .built marker)
 #   PYTEST_ARGS       extra pytest arguments (e.g. "-k 'not eagle'")
 set -euo pipefail
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'
+  usage_from_header "$0"
   exit 0
 fi
 [[ $# -eq 0 ]] || { echo "suite.sh: unknown argument '$1' (see --help)" >&2; exit 2; }
