@@ -100,3 +100,26 @@ def test_bad_input_is_one_clear_error(host):
     assert unstaged.returncode == 1 and "stage the bundle first" in unstaged.stderr
     assert _start(checkout, env, "--now").returncode == 2
     assert _start(checkout, env, "--help").returncode == 0
+
+
+def test_carried_rows_are_copied_before_distillation(host):
+    checkout, root, env, tmp = host
+    rows = checkout / ".gpu-bundles" / "rows"
+    rows.mkdir()
+    (rows / "self-rows-0123456789ab.pt").write_bytes(b"rows")
+    (root / "models" / "smollm2-l16" / ".built").touch()
+    out = _start(checkout, env)
+    assert out.returncode == 0, out.stderr
+    assert "self-rows-0123456789ab.pt" in out.stdout
+    assert (root / "models" / "self-rows-0123456789ab.pt").read_bytes() == b"rows"
+    assert _wait_done(tmp / "proxies" / "done") == "0"
+
+
+def test_no_carried_rows_copies_nothing(host):
+    checkout, root, env, tmp = host
+    (root / "models" / "smollm2-l16" / ".built").touch()
+    out = _start(checkout, env)
+    assert out.returncode == 0, out.stderr
+    assert "rows copied" not in out.stdout
+    assert not list((root / "models").glob("self-rows-*"))
+    assert _wait_done(tmp / "proxies" / "done") == "0"

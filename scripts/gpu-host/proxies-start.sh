@@ -9,6 +9,11 @@
 #   2. distill.py: DATA=self NL=16 STEPS=$PROXY_STEPS (the draft distilled on
 #      the target's own greedy continuations, as sessions 9-16);
 #   3. build_scaled.py: smollm2-135m-x8b and smollm2-l16-self-x1b.
+# The target's greedy continuations that distill.py trains on (models/
+# self-rows-*.pt, ~2 minutes of the H200 to generate) are copied from
+# .gpu-bundles/rows/ first where that was carried (fetched back from an earlier
+# session: docs/gpu-host.md); distill.py uses them when their key matches the
+# staged train file, and generates them otherwise.
 # A measuring run waits for the done marker: AB_WAIT_FILE=$PROXY_DIR/done for
 # scripts/gpu-host/ab-start.sh.
 #
@@ -42,6 +47,12 @@ steps=${PROXY_STEPS:-900}
 [[ -d .gpu-bundles/prompts ]] || {
   echo "proxies-start.sh: no .gpu-bundles/prompts: carry it (carry=[\".gpu-bundles/prompts\"])" >&2; exit 1; }
 rm -rf "$dir" && mkdir -p "$dir"
+shopt -s nullglob
+rows=(.gpu-bundles/rows/self-rows-*.pt)
+if (( ${#rows[@]} )); then
+  mkdir -p "$root/models" && cp "${rows[@]}" "$root/models/"
+  echo "proxies-start.sh: carried distillation rows copied: ${rows[*]##*/}"
+fi
 P_DIR=$dir P_ROOT=$root P_WAIT_S=$wait_s P_STEPS=$steps setsid bash -c '
   source "$P_ROOT/env.sh"
   t0=$(date +%s)
