@@ -524,3 +524,28 @@ def test_mypy_filter_keeps_only_errors_the_series_introduces():
     new, old = upstream_hooks.new_mypy_errors(out, added)
     assert new == ["a.py:21: error: Cannot assign to a method  [method-assign]"]
     assert old == 3
+
+
+def test_pr_test_files_leave_out_a_test_file_a_later_patch_deletes(tmp_path):
+    """A PR whose later patch deletes a test file an earlier one added must not
+    name it in its test command (pytest would fail on the missing file)."""
+    import pr_doc
+
+    patches = tmp_path / "patches"
+    patches.mkdir()
+    (patches / "0001-a.patch").write_text(
+        "Subject: [PATCH] a\n\n---\n"
+        "diff --git a/tests/test_old.py b/tests/test_old.py\nnew file mode 100644\n"
+        "diff --git a/vllm/x.py b/vllm/x.py\n"
+        "diff --git a/tests/test_kept.py b/tests/test_kept.py\nnew file mode 100644\n"
+    )
+    (patches / "0002-b.patch").write_text(
+        "Subject: [PATCH] b\n\n---\n"
+        "diff --git a/tests/test_old.py b/tests/test_old.py\n"
+        "deleted file mode 100644\n--- a/tests/test_old.py\n+++ /dev/null\n"
+        "diff --git a/tests/test_new.py b/tests/test_new.py\nnew file mode 100644\n"
+    )
+    assert pr_doc.test_files(tmp_path, ["0001-a.patch"]) == [
+        "tests/test_old.py", "tests/test_kept.py"]
+    assert pr_doc.test_files(tmp_path, ["0001-a.patch", "0002-b.patch"]) == [
+        "tests/test_kept.py", "tests/test_new.py"]

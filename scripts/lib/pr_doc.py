@@ -69,12 +69,23 @@ def series_table(root: Path) -> str:
 
 
 def test_files(root: Path, names: list[str]) -> list[str]:
-    """The test files the patches NAMES add or change, in order of first touch."""
+    """The test files the patches NAMES add or change, in order of first touch,
+    less those a later one of them deletes (the PR's test command must run on
+    its own tree)."""
     files: list[str] = []
     for name in names:
         text = (root / "patches" / name).read_text(errors="replace")
-        for path in re.findall(r"^diff --git a/(\S+) b/", text, re.M):
-            if path.startswith("tests/") and path.endswith(".py") and path not in files:
+        for block in re.split(r"^(?=diff --git )", text, flags=re.M):
+            m = re.match(r"diff --git a/(\S+) b/", block)
+            if not m:
+                continue
+            path = m.group(1)
+            if not (path.startswith("tests/") and path.endswith(".py")):
+                continue
+            if re.search(r"^deleted file mode ", block, re.M):
+                if path in files:
+                    files.remove(path)
+            elif path not in files:
                 files.append(path)
     return files
 
