@@ -7,7 +7,15 @@ calls the method on every worker once the engine is up, before any workload).
   request, which waits on the host for the draft loop every step. Turned off,
   it hands the scheduler K placeholder slots per request as without DSL: no
   wait, and the slots after an early exit are verified and rejected, as under
-  async scheduling. The A/B of the two asks whether the wait pays.
+  async scheduling. The A/B of the two asks whether the wait pays. (Patch 0049
+  removed the hand-off; kept for session 16's record.)
+- ``FirstPassEagerToggle.draft_first_pass_eager_on_mixed_batches``: with
+  ``patches-wip/dsl-pw-first-pass`` the MRV2 standalone draft model's first
+  pass replays the draft's PIECEWISE CUDA graphs on a batch that carries
+  prompt tokens (or any batch without a FULL first-pass graph), as the
+  target's forward does. Turned off, such a pass runs eagerly, as in the
+  series: the A/B of the two asks whether it pays (session 18: it does not,
+  ``benchmarks/results/2026-12-02-h200-s18/``).
 """
 
 from __future__ import annotations
@@ -22,4 +30,25 @@ class SyncHandOffToggle:
             return False
         runner.hand_off_num_drafted = False
         runner.sync_drafted_counts = None
+        return True
+
+
+class FirstPassEagerToggle:
+    def draft_first_pass_eager_on_mixed_batches(self) -> bool:
+        """True if the draft's first pass could replay PIECEWISE graphs and
+        now runs those batches eagerly; False if it could not (no draft
+        model speculator, or no PIECEWISE first-pass graphs)."""
+        speculator = getattr(self.model_runner, "speculator", None)  # type: ignore[attr-defined]
+        manager = getattr(speculator, "prefill_cudagraph_manager", None)
+        if manager is None or manager.cudagraph_mode.mixed_mode().name != "PIECEWISE":
+            return False
+        dispatch = speculator._dispatch_prefill
+
+        def full_or_eager(input_batch, num_reqs, eager, num_speculative_steps):
+            desc = dispatch(input_batch, num_reqs, eager, num_speculative_steps)
+            if desc.cg_mode.name == "PIECEWISE":
+                return dispatch(input_batch, num_reqs, True, num_speculative_steps)
+            return desc
+
+        speculator._dispatch_prefill = full_or_eager
         return True

@@ -557,6 +557,38 @@ def test_sync_hand_off_toggle():
     assert Worker(False).dsl_disable_sync_hand_off() is False
 
 
+def test_first_pass_eager_toggle():
+    import ab_hooks
+
+    mode = lambda name: types.SimpleNamespace(name=name)  # noqa: E731
+
+    class Speculator:
+        def __init__(self, mixed):
+            self.prefill_cudagraph_manager = types.SimpleNamespace(
+                cudagraph_mode=types.SimpleNamespace(mixed_mode=lambda: mode(mixed)))
+            self.calls = []
+
+        def _dispatch_prefill(self, batch, num_reqs, eager, k):
+            self.calls.append(eager)
+            name = "NONE" if eager else ("FULL" if batch == "uniform" else "PIECEWISE")
+            return types.SimpleNamespace(cg_mode=mode(name))
+
+    class Worker(ab_hooks.FirstPassEagerToggle):
+        def __init__(self, speculator):
+            self.model_runner = types.SimpleNamespace(speculator=speculator)
+
+    spec = Speculator("PIECEWISE")
+    assert Worker(spec).draft_first_pass_eager_on_mixed_batches() is True
+    # A mixed batch is dispatched again as a profile run would be: eager.
+    assert spec._dispatch_prefill("mixed", 2, False, 4).cg_mode.name == "NONE"
+    assert spec.calls == [False, True]
+    # A uniform batch keeps its FULL graph.
+    assert spec._dispatch_prefill("uniform", 2, False, 4).cg_mode.name == "FULL"
+    # Nothing to turn off: no PIECEWISE first pass, or no draft model.
+    assert Worker(Speculator("NONE")).draft_first_pass_eager_on_mixed_batches() is False
+    assert Worker(None).draft_first_pass_eager_on_mixed_batches() is False
+
+
 def test_dsl_arms_can_start_alone_after_the_others():
     """--dsl-starts-alone: the non-DSL engines start side by side, then each
     DSL engine alone, so its start-up step timing has the GPU to itself."""
