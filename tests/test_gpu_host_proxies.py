@@ -123,3 +123,37 @@ def test_no_carried_rows_copies_nothing(host):
     assert "rows copied" not in out.stdout
     assert not list((root / "models").glob("self-rows-*"))
     assert _wait_done(tmp / "proxies" / "done") == "0"
+
+
+def test_foreground_builds_the_truncation_then_the_chain_and_exits_with_it(host):
+    checkout, root, env, tmp = host
+    (checkout / "scripts" / "gpu-host" / "build_models.py").write_text(STAND_IN)
+    (root / "models" / "smollm2-135m").mkdir()  # as the real build_models.py writes
+    out = _start(checkout, env, "--foreground")
+    assert out.returncode == 0, out.stderr
+    # Each step's line as it ends, in order, and the markers the suite would write.
+    steps = [line.split()[:2] for line in out.stdout.splitlines() if " rc=" in line]
+    assert steps == [["build_models", "rc=0"], ["distill-l16-self", "rc=0"],
+                     ["build_scaled", "rc=0"]]
+    assert json.loads((tmp / "record" / "build_models.json").read_text())[
+        "PROXY_TEST_ENV"] == "sourced"
+    assert (root / "models" / "smollm2-l16" / ".built").exists()
+    assert (root / "models" / "smollm2-135m" / ".built").exists()
+    assert (tmp / "proxies" / "done").read_text().strip() == "0"
+    # Built already: the truncation is not rebuilt.
+    (tmp / "record" / "build_models.json").unlink()
+    assert _start(checkout, env, "--foreground").returncode == 0
+    assert not (tmp / "record" / "build_models.json").exists()
+
+
+def test_foreground_exits_with_the_first_failing_status(host):
+    checkout, root, env, tmp = host
+    (checkout / "scripts" / "gpu-host" / "build_models.py").write_text(STAND_IN)
+    out = _start(checkout, {**env, "FAIL_BUILD_MODELS": "4"}, "--foreground")
+    assert out.returncode == 4
+    assert not (tmp / "record" / "distill.json").exists()
+    assert not (root / "models" / "smollm2-l16" / ".built").exists()
+    assert (tmp / "proxies" / "done").read_text().strip() == "4"
+    (root / "models" / "smollm2-l16" / ".built").touch()
+    out = _start(checkout, {**env, "FAIL_BUILD_SCALED": "5"}, "--foreground")
+    assert out.returncode == 5 and "build_scaled rc=5" in out.stdout

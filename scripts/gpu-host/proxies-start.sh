@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Usage: bash scripts/gpu-host/proxies-start.sh [--help]
+# Usage: bash scripts/gpu-host/proxies-start.sh [--foreground] [--help]
 #
 # On a staged GPU host, from the checkout's root with .gpu-bundles/prompts
 # carried: builds the benchmark's cost-scaled proxy pair in its own process
@@ -9,6 +9,11 @@
 #   2. distill.py: DATA=self NL=16 STEPS=$PROXY_STEPS (the draft distilled on
 #      the target's own greedy continuations, as sessions 9-16);
 #   3. build_scaled.py: smollm2-135m-x8b and smollm2-l16-self-x1b.
+# With --foreground (a session that runs no suite): step 1 builds the target
+# and the truncation itself (build_models.py DRAFT_LAYERS=16, writing the
+# .built markers) unless they are built, the chain runs in this process, and
+# the script exits with the chain's status once the proxies are ready (or the
+# first failing step's status), each step's line printed as it ends.
 # The target's greedy continuations that distill.py trains on (models/
 # self-rows-*.pt, ~2 minutes of the H200 to generate) are copied from
 # .gpu-bundles/rows/ first where that was carried (fetched back from an earlier
@@ -23,15 +28,20 @@
 #   PROXY_WAIT_S   how long to wait for the truncation (default 600 s)
 #   PROXY_STEPS    distillation steps (default 900)
 # Files: $PROXY_DIR/chain.log (each step's exit status and seconds),
-# distill-l16-self.log, build_scaled.log, and done (written last: 0 when every
-# step exited 0, else the first failing status; a step after a failure is not
-# run).
+# build_models.log (--foreground), distill-l16-self.log, build_scaled.log, and
+# done (written last: 0 when every step exited 0, else the first failing
+# status; a step after a failure is not run).
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
   usage_from_header "$0"
   exit 0
+fi
+foreground=0
+if [[ "${1:-}" == "--foreground" ]]; then
+  foreground=1
+  shift
 fi
 [[ $# -eq 0 ]] || { echo "proxies-start.sh: unknown argument '$1' (see --help)" >&2; exit 2; }
 root=${GPU_HOST_ROOT:-/tmp/gpuhost}
@@ -53,23 +63,40 @@ if (( ${#rows[@]} )); then
   mkdir -p "$root/models" && cp "${rows[@]}" "$root/models/"
   echo "proxies-start.sh: carried distillation rows copied: ${rows[*]##*/}"
 fi
-P_DIR=$dir P_ROOT=$root P_WAIT_S=$wait_s P_STEPS=$steps setsid bash -c '
+export P_DIR=$dir P_ROOT=$root P_WAIT_S=$wait_s P_STEPS=$steps P_FOREGROUND=$foreground
+chain='
   source "$P_ROOT/env.sh"
   t0=$(date +%s)
   end=$(( t0 + P_WAIT_S ))
-  while [[ ! -f "$P_ROOT/models/smollm2-l16/.built" ]] && (( $(date +%s) < end )); do sleep 1; done
+  while (( ! P_FOREGROUND )) && [[ ! -f "$P_ROOT/models/smollm2-l16/.built" ]] \
+      && (( $(date +%s) < end )); do sleep 1; done
   step() {  # name, then the command
     local name=$1; shift
     local rc=0
     "$@" > "$P_DIR/$name.log" 2>&1 || rc=$?
-    echo "$name rc=$rc $(( $(date +%s) - t0 ))s" >> "$P_DIR/chain.log"
+    echo "$name rc=$rc $(( $(date +%s) - t0 ))s" | tee -a "$P_DIR/chain.log"
     return $rc
   }
   rc=0
-  DATA=self NL=16 STEPS=$P_STEPS step distill-l16-self python3 scripts/gpu-host/distill.py || rc=$?
+  if (( P_FOREGROUND )) && [[ ! -f "$P_ROOT/models/smollm2-l16/.built" ]]; then
+    if DRAFT_LAYERS=16 step build_models python3 scripts/gpu-host/build_models.py; then
+      touch "$P_ROOT/models/smollm2-135m/.built" "$P_ROOT/models/smollm2-l16/.built"
+    else
+      rc=$?
+    fi
+  fi
+  if (( rc == 0 )); then
+    DATA=self NL=16 STEPS=$P_STEPS step distill-l16-self python3 scripts/gpu-host/distill.py || rc=$?
+  fi
   if (( rc == 0 )); then
     DRAFT=smollm2-l16-self step build_scaled python3 scripts/gpu-host/build_scaled.py || rc=$?
   fi
   echo "$rc" > "$P_DIR/done"
-' > /dev/null 2>&1 < /dev/null &
+  exit "$rc"
+'
+if (( foreground )); then
+  echo "proxies-start.sh: building the proxies in the foreground; logs in $dir"
+  exec bash -c "$chain"
+fi
+setsid bash -c "$chain" > /dev/null 2>&1 < /dev/null &
 echo "proxies-start.sh: building the proxies in their own process session; wait for $dir/done"
