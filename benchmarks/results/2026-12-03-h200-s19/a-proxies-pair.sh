@@ -6,7 +6,7 @@
 # at 15 MB, with their sha256) for later sessions, then the quiet-harness question's
 # first half: SD K=3 (base) against target-only with only those two engines alive,
 # c = 64, 32, 4 ABBA rounds (ab.sh). Arms fixed in advance.
-# Code: the 50-patch series, vllm branch dsl at 7e8874c2 (bundles packed 06:07).
+# Code: the 50-patch series, applied by apply_and_build.sh (vllm branch dsl at 5d4abcf; bundles packed 06:07).
 set -uo pipefail
 T0=$(date +%s)
 export END=$(( T0 + 585 ))

@@ -5,7 +5,7 @@
 # after SD K=3 so that it times its step costs on an idle GPU) against SD K=3, then
 # SD K=2 against target-only. With command A's SD K=3 / target-only this gives, at
 # each load, every arm against a common base with no other engine alive.
-# Arms fixed in advance. Code: the 50-patch series, vllm branch dsl at 7e8874c2.
+# Arms fixed in advance. Code: the 50-patch series, applied (dsl at 5d4abcf).
 set -uo pipefail
 T0=$(date +%s)
 export END=$(( T0 + 585 ))

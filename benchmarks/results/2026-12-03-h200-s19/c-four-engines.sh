@@ -4,7 +4,7 @@
 # sd2, dsl4 started alone), c = 64, 32, 4 ABBA rounds (ab.sh). Against A and B: do the
 # other engines slow and scatter the speculative arms on one machine (session 18's
 # R against P and Q, which ran on different machines)?
-# Arms fixed in advance. Code: the 50-patch series, vllm branch dsl at 7e8874c2.
+# Arms fixed in advance. Code: the 50-patch series, applied (dsl at 5d4abcf).
 set -uo pipefail
 T0=$(date +%s)
 export END=$(( T0 + 585 ))
