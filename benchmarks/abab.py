@@ -1,7 +1,8 @@
 """Interleaved A/B TPOT: all arms' engines up at once, measured in turns.
 
     python benchmarks/abab.py --models DIR --prompts DIR --out FILE.json \\
-        [--arms sd4,dsl4t0] [--concurrency 1,8] [--rounds 6] [--max-tokens 128]
+        [--arms sd4,dsl4t0] [--concurrency 1,8] [--rounds 6] [--max-tokens 128] \\
+        [--bystanders sd4/dsl4]
 
 Each arm is an ``LLMEngine`` with its engine core in its own process (as
 ``run.py``'s cells), all started side by side and warmed up; then, per
@@ -38,6 +39,14 @@ passes per engine step (DSL arms only: without DSL the worker does not count
 them; SD runs K per drafting step), accepted draft tokens per engine step
 (summed over the batch), drafted tokens per draft (K for SD; less with DSL's
 exits), the acceptance rate and early exits per draft.
+
+Bystanders: ``--bystanders sd4/dsl4`` measures every point again after
+each group of engines (``/``-separated, cumulative) has been started beside
+the arms and left idle; each point carries its ``"bystanders"`` (the
+engines alive besides the arms). Same arms, same host, same run: whether
+idle engines on the GPU change the arms' TPOT and step times (session 19:
+SD K=3 at 64 requests served 5.8 ms with one other SD engine alive, 6.5-7.7
+ms with a DSL engine or three others alive, on another host).
 
 Two variants of one configuration: ``<arm>+<label>`` arms with
 ``--arm-options '{"<label>": {"engine": {...}, "rpc": "<method>", "env":
@@ -204,6 +213,31 @@ def tokens_per_step(requests: list[dict]) -> float:
     return sum(sum(r["deltas"]) for r in requests) / steps if steps else float("nan")
 
 
+def parse_bystanders(text: str, arms: list[dict]) -> list[list[dict]]:
+    """``--bystanders``: ``/``-separated groups of arms, started one group
+    after another and never measured. A bystander is an engine of its own, so
+    its name may be neither an arm's nor another bystander's."""
+    if not text:
+        return []
+    taken = {a["name"] for a in arms}
+    groups = []
+    for group in text.split("/"):
+        names = [n for n in group.split(",") if n]
+        if not names:
+            raise SystemExit(f"--bystanders: empty group in {text!r}")
+        parsed = []
+        for name in names:
+            if "*" in name:
+                raise SystemExit(f"--bystanders: {name!r}: name the arm (no selection)")
+            if name in taken:
+                raise SystemExit(f"--bystanders: {name!r} is already an arm or a "
+                                 "bystander; each bystander is another engine")
+            taken.add(name)
+            parsed.append(parse_arm(name))
+        groups.append(parsed)
+    return groups
+
+
 def parse_arm_options(text: str, arms: list[dict]) -> dict[str, dict]:
     """``--arm-options``: per label, ``engine`` (EngineArgs overrides),
     ``rpc`` (a worker method, e.g. of ``ab_hooks.py``) and ``env``
@@ -304,6 +338,11 @@ def main(argv: list[str]) -> int:
                     help='per arm label (<arm>+<label>), JSON: {"<label>": '
                          '{"engine": {EngineArgs overrides}, "rpc": "<worker '
                          'method called once the engine is up>"}}')
+    ap.add_argument("--bystanders", default="",
+                    help="groups of arms ('/'-separated, e.g. sd4/dsl4) started "
+                         "one group after another once every point was measured, "
+                         "never measured themselves; after each group every point "
+                         "is measured again")
     ap.add_argument("--selection", type=Path,
                     help="selection.json of run.py --phase select (for sd*, dsl*)")
     ap.add_argument("--select-at", help="its key (default <dataset>-c<first c>)")
@@ -318,8 +357,10 @@ def main(argv: list[str]) -> int:
                              f"({', '.join(table)})")
         selection = table[key]
     arms = [parse_arm(a) for a in resolve_arms(args.arms.split(","), selection)]
-    arm_options = parse_arm_options(args.arm_options, arms)
-    for arm in arms:
+    bystander_groups = parse_bystanders(args.bystanders, arms)
+    arm_options = parse_arm_options(
+        args.arm_options, arms + [a for g in bystander_groups for a in g])
+    for arm in arms + [a for g in bystander_groups for a in g]:
         arm["env"] = arm_options.get(arm.get("label") or "", {}).get("env")
     prompts = load_prompts(args.prompts, args.dataset, 1024)
 
@@ -358,7 +399,8 @@ def main(argv: list[str]) -> int:
     # An arm whose engine fails (at start-up or in a round) is dropped with
     # its error in the output; the others go on.
     failed: dict[str, str] = {}
-    spec = {a["name"]: SpecCounters() for a in arms}
+    spec = {a["name"]: SpecCounters()
+            for a in arms + [b for g in bystander_groups for b in g]}
     t0 = time.perf_counter()
     engines = start_engines(arms, start, args.dsl_starts_alone)
     init_s = time.perf_counter() - t0
@@ -373,87 +415,109 @@ def main(argv: list[str]) -> int:
                  "selection": selection, "engine": json.loads(args.engine),
                  "target": args.target, "draft": args.draft,
                  "max_tokens": args.max_tokens, "rounds": args.rounds,
-                 "init_s": init_s, "failed": failed, "points": []}
+                 "init_s": init_s, "failed": failed, "points": [],
+                 "bystanders": [[]]}
     lines: list[str] = []
-    printed = 0
-    for c in conc:
-        n = num_requests(c, args.base_requests)
-        tpots: dict[str, list[float]] = {a["name"]: [] for a in arms}
-        counters: dict[str, list[dict]] = {a["name"]: [] for a in arms}
-        per_step: dict[str, list[float]] = {a["name"]: [] for a in arms}
-        spec_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
-        step_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
-        for r in range(args.rounds):
-            order = list(range(len(arms)))
-            if r % 2:
-                order.reverse()
-            for i in order:
-                if arms[i]["name"] in failed:
+    state = {"printed": 0}
+
+    def measure(bystanders: list[str]) -> None:
+        """Every point, with ``bystanders`` (engines besides the arms') alive."""
+        note = f" [bystanders alive: {', '.join(bystanders)}]" if bystanders else ""
+        for c in conc:
+            n = num_requests(c, args.base_requests)
+            tpots: dict[str, list[float]] = {a["name"]: [] for a in arms}
+            counters: dict[str, list[dict]] = {a["name"]: [] for a in arms}
+            per_step: dict[str, list[float]] = {a["name"]: [] for a in arms}
+            spec_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
+            step_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
+            for r in range(args.rounds):
+                order = list(range(len(arms)))
+                if r % 2:
+                    order.reverse()
+                for i in order:
+                    if arms[i]["name"] in failed:
+                        continue
+                    before = spec[arms[i]["name"]].snapshot()
+                    try:
+                        res = run_workload(engines[i], prompts, c, n, args.max_tokens,
+                                           None, f"r{r}c{c}")
+                    except Exception as e:  # noqa: BLE001
+                        if i == 0:
+                            raise
+                        failed[arms[i]["name"]] = f"c={c} round {r}: {type(e).__name__}: {e}"
+                        print(f"[abab] arm {arms[i]['name']} dropped: "
+                              f"{failed[arms[i]['name']]}", flush=True)
+                        continue
+                    vals = [x["tpot"] for x in res["requests"] if x["tpot"]]
+                    tpots[arms[i]["name"]].append(1e3 * statistics.fmean(vals))
+                    counters[arms[i]["name"]].append(res["counters"])
+                    per_step[arms[i]["name"]].append(tokens_per_step(res["requests"]))
+                    spec_rounds[arms[i]["name"]].append(spec[arms[i]["name"]].since(before))
+                    step_rounds[arms[i]["name"]].append(res.get("step_ms"))
+            base = arms[0]["name"]
+            spec_point = {}
+            for a in arms:
+                rounds = spec_rounds[a["name"]]
+                if rounds:
+                    total = {k: sum(x[k] for x in rounds) for k in rounds[0]}
+                    spec_point[a["name"]] = spec_rates(total, a.get("dynamic", False))
+            point = {"concurrency": c, "requests": n, "tpot_ms": tpots,
+                     "counters": counters, "tokens_per_step": per_step,
+                     "spec": spec_point, "spec_rounds": spec_rounds,
+                     "step_ms": step_rounds, "ratios": {},
+                     "bystanders": bystanders}
+            m, lo, hi = ci(tpots[base])
+            noise = (max(tpots[base]) - min(tpots[base])) / statistics.median(tpots[base])
+            lines.append(f"c={c} ({n} requests x {args.rounds} rounds): {base} "
+                         f"median {statistics.median(tpots[base]):.3f} ms, "
+                         f"round-to-round spread {100 * noise:.1f}%{note}")
+            for a in arms[1:]:
+                if a["name"] in failed:
+                    lines.append(f"  {a['name']:10} dropped: {failed[a['name']]}")
                     continue
-                before = spec[arms[i]["name"]].snapshot()
-                try:
-                    res = run_workload(engines[i], prompts, c, n, args.max_tokens,
-                                       None, f"r{r}c{c}")
-                except Exception as e:  # noqa: BLE001
-                    if i == 0:
-                        raise
-                    failed[arms[i]["name"]] = f"c={c} round {r}: {type(e).__name__}: {e}"
-                    print(f"[abab] arm {arms[i]['name']} dropped: "
-                          f"{failed[arms[i]['name']]}", flush=True)
+                ratios = [x / y for x, y in zip(tpots[a["name"]], tpots[base])]
+                rm, rlo, rhi = ci(ratios)
+                point["ratios"][a["name"]] = {"per_round": ratios,
+                                              "median": statistics.median(ratios),
+                                              "mean": rm, "ci95": [rlo, rhi]}
+                lines.append(f"  {a['name']:10} median {statistics.median(tpots[a['name']]):.3f}"
+                             f" ms; TPOT / {base}: median {statistics.median(ratios):.4f}, "
+                             f"mean {rm:.4f} [95% CI {rlo:.4f}, {rhi:.4f}]; tokens/step "
+                             f"{statistics.fmean(per_step[a['name']]):.2f}")
+            for a in arms:
+                r = spec_point.get(a["name"])
+                if r is not None and (r["num_drafts"] or a["k"]):
+                    lines.append(f"  {a['name']:10} {spec_line(r)}")
+            for a in arms:
+                if a["name"] in failed:
                     continue
-                vals = [x["tpot"] for x in res["requests"] if x["tpot"]]
-                tpots[arms[i]["name"]].append(1e3 * statistics.fmean(vals))
-                counters[arms[i]["name"]].append(res["counters"])
-                per_step[arms[i]["name"]].append(tokens_per_step(res["requests"]))
-                spec_rounds[arms[i]["name"]].append(spec[arms[i]["name"]].since(before))
-                step_rounds[arms[i]["name"]].append(res.get("step_ms"))
-        base = arms[0]["name"]
-        spec_point = {}
-        for a in arms:
-            rounds = spec_rounds[a["name"]]
-            if rounds:
-                total = {k: sum(x[k] for x in rounds) for k in rounds[0]}
-                spec_point[a["name"]] = spec_rates(total, a.get("dynamic", False))
-        point = {"concurrency": c, "requests": n, "tpot_ms": tpots,
-                 "counters": counters, "tokens_per_step": per_step,
-                 "spec": spec_point, "spec_rounds": spec_rounds,
-                 "step_ms": step_rounds, "ratios": {}}
-        m, lo, hi = ci(tpots[base])
-        noise = (max(tpots[base]) - min(tpots[base])) / statistics.median(tpots[base])
-        lines.append(f"c={c} ({n} requests x {args.rounds} rounds): {base} "
-                     f"median {statistics.median(tpots[base]):.3f} ms, "
-                     f"round-to-round spread {100 * noise:.1f}%")
-        for a in arms[1:]:
-            if a["name"] in failed:
-                lines.append(f"  {a['name']:10} dropped: {failed[a['name']]}")
-                continue
-            ratios = [x / y for x, y in zip(tpots[a["name"]], tpots[base])]
-            rm, rlo, rhi = ci(ratios)
-            point["ratios"][a["name"]] = {"per_round": ratios,
-                                          "median": statistics.median(ratios),
-                                          "mean": rm, "ci95": [rlo, rhi]}
-            lines.append(f"  {a['name']:10} median {statistics.median(tpots[a['name']]):.3f}"
-                         f" ms; TPOT / {base}: median {statistics.median(ratios):.4f}, "
-                         f"mean {rm:.4f} [95% CI {rlo:.4f}, {rhi:.4f}]; tokens/step "
-                         f"{statistics.fmean(per_step[a['name']]):.2f}")
-        for a in arms:
-            r = spec_point.get(a["name"])
-            if r is not None and (r["num_drafts"] or a["k"]):
-                lines.append(f"  {a['name']:10} {spec_line(r)}")
-        for a in arms:
-            if a["name"] in failed:
-                continue
-            text = step_line(step_rounds[a["name"]], tpots[a["name"]],
-                             per_step[a["name"]])
-            if text is not None:
-                lines.append(f"  {a['name']:10} {text}")
-        out["points"].append(point)
-        out["summary"] = lines
-        # After every point, so a run cut by a time limit keeps what it measured.
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(json.dumps(out, indent=1))
-        print("\n".join(lines[printed:]), flush=True)
-        printed = len(lines)
+                text = step_line(step_rounds[a["name"]], tpots[a["name"]],
+                                 per_step[a["name"]])
+                if text is not None:
+                    lines.append(f"  {a['name']:10} {text}")
+            out["points"].append(point)
+            out["summary"] = lines
+            # After every point, so a run cut by a time limit keeps what it measured.
+            args.out.parent.mkdir(parents=True, exist_ok=True)
+            args.out.write_text(json.dumps(out, indent=1))
+            print("\n".join(lines[state["printed"]:]), flush=True)
+            state["printed"] = len(lines)
+
+    measure([])
+    alive: list[str] = []
+    kept_bystanders: list = []  # their engines stay up while measured beside
+    for group in bystander_groups:
+        started = start_engines(group, start, args.dsl_starts_alone)
+        kept_bystanders.extend(started)
+        if any(e is None for e in started):
+            lines.append("bystanders " + "+".join(a["name"] for a in group)
+                         + " did not all start: no further points")
+            print(lines[-1], flush=True)
+            args.out.write_text(json.dumps(out, indent=1))
+            break
+        alive += [a["name"] for a in group]
+        out["bystanders"].append(list(alive))
+        measure(list(alive))
     return 0
 
 

@@ -94,6 +94,10 @@ def rows_of(name: str | None, data: dict, dsl_arm: str,
     base = data["arms"][0]
     rows = []
     for point in data["points"]:
+        if point.get("bystanders"):
+            # Measured with idle engines beside the arms (abab.py --bystanders):
+            # a question about the harness, not a row of the bar.
+            continue
         c = point["concurrency"]
         tpot = point["tpot_ms"]
 

@@ -22,6 +22,10 @@
 #     project's fixtures on the host exactly as here (env.sh sets DSL_CACHE, VENV_DIR).
 # A code-only bundle holds just the vllm/ package (a few MB): stage it after a code
 # change; staged wheels and kernels stay.
+# Beside the chunks, what the commands on the host carry: OUT/prompts
+# (the fixture evaluation prompts, for the benchmarks and the GPU suite) and OUT/rows
+# (the proxies' distillation rows an earlier session kept with scripts/keep-rows.sh
+# in DSL_CACHE/gpu-rows; proxies-start.sh uses them and skips ~3 minutes of the H200).
 #
 #   --cap SIZE      largest chunk folder, e.g. 60MB (default), 64MiB, 50000000
 #   --out DIR       where the chunk folders go (default: .gpu-bundles, git-ignored)
@@ -125,3 +129,18 @@ log "packed in $((SECONDS - start))s; on the host, one transfer per chunk (carry
 for d in "$out"/"$([[ $kind == code ]] && echo c || echo b)"[0-9]*; do
   echo "  bash scripts/install-offline.sh $rel/$(basename "$d")"
 done
+fixtures_dir=${FIXTURES_DIR:-$DSL_CACHE/fixtures}
+if [[ -d "$fixtures_dir/prompts" ]]; then
+  rm -rf "$out/prompts" && cp -r "$fixtures_dir/prompts" "$out/prompts"
+  echo "  carry $rel/prompts with a chunk (the evaluation prompts)"
+else
+  echo "  no $fixtures_dir/prompts: run scripts/fixtures.sh, then pack again, for $rel/prompts"
+fi
+shopt -s nullglob; rows=("$DSL_CACHE"/gpu-rows/self-rows-*.pt); shopt -u nullglob
+rm -rf "$out/rows"
+if [[ ${#rows[@]} -gt 0 ]]; then
+  mkdir -p "$out/rows" && cp "${rows[@]}" "$out/rows/"
+  echo "  carry $rel/rows with a chunk (kept distillation rows: ${rows[*]##*/})"
+else
+  echo "  no kept distillation rows in $DSL_CACHE/gpu-rows: the proxies generate them (~3 min); keep them with scripts/keep-rows.sh"
+fi

@@ -453,7 +453,7 @@ def git_tree(tmp_path: Path, marker: str) -> Path:
     return tree
 
 
-def pack_code(tree: Path, out: Path, tmp_path: Path, cap: int = CAP):
+def pack_code(tree: Path, out: Path, tmp_path: Path, cap: int = CAP, **env):
     return run(
         "bash",
         ROOT / "scripts" / "pack-offline.sh",
@@ -462,7 +462,7 @@ def pack_code(tree: Path, out: Path, tmp_path: Path, cap: int = CAP):
         str(cap),
         "--out",
         out,
-        env={"VLLM_DIR": str(tree), "DSL_CACHE": str(tmp_path / "cache")},
+        env={"VLLM_DIR": str(tree), "DSL_CACHE": str(tmp_path / "cache"), **env},
     )
 
 
@@ -554,6 +554,67 @@ def test_project_requirements_are_pinned_with_hashes():
 
 
 def test_help():
-    for script in ("pack-offline.sh", "install-offline.sh"):
+    for script in ("pack-offline.sh", "install-offline.sh", "keep-rows.sh"):
         r = run("bash", ROOT / "scripts" / script, "--help")
         assert r.stdout.startswith("Usage: scripts/" + script)
+
+
+def test_pack_places_the_prompts_and_kept_rows_beside_the_chunks(tmp_path):
+    tree = git_tree(tmp_path, "extras")
+    cache = tmp_path / "cache"
+    (cache / "fixtures" / "prompts").mkdir(parents=True)
+    (cache / "fixtures" / "prompts" / "sharegpt-test.jsonl").write_text("{}\n")
+    out = tmp_path / "bundles"
+    fixtures = {"FIXTURES_DIR": str(cache / "fixtures")}
+    r = pack_code(tree, out, tmp_path, **fixtures)
+    assert (out / "prompts" / "sharegpt-test.jsonl").read_text() == "{}\n"
+    assert not (out / "rows").exists() and "keep-rows.sh" in r.stdout
+    (cache / "gpu-rows").mkdir()
+    (cache / "gpu-rows" / "self-rows-0123456789ab.pt").write_bytes(b"rows")
+    r = pack_code(tree, out, tmp_path, **fixtures)
+    assert (out / "rows" / "self-rows-0123456789ab.pt").read_bytes() == b"rows"
+    assert "self-rows-0123456789ab.pt" in r.stdout
+    # Rows no longer kept are not carried from an older pack.
+    (cache / "gpu-rows" / "self-rows-0123456789ab.pt").unlink()
+    pack_code(tree, out, tmp_path, **fixtures)
+    assert not (out / "rows").exists()
+
+
+def _split_rows(folder: Path, name: str, data: bytes, sums: str | None = None):
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.aa").write_bytes(data[:5])
+    (folder / f"{name}.ab").write_bytes(data[5:])
+    digest = hashlib.sha256(data).hexdigest()
+    (folder / "rows.sha256").write_text(f"{sums or digest}  {name}\n")
+
+
+def test_keep_rows_joins_checks_and_keeps(tmp_path):
+    data = b"0123456789" * 7
+    sent = tmp_path / "files_at"
+    _split_rows(sent / "d1", "self-rows-0123456789ab.pt", data)
+    # The parts are where split wrote them; the list one folder below.
+    for part in (sent / "d1").glob("self-rows-*"):
+        part.rename(sent / part.name)
+    env = {"DSL_CACHE": str(tmp_path / "cache")}
+    r = run("bash", ROOT / "scripts" / "keep-rows.sh", sent, env=env)
+    assert "kept" in r.stdout
+    kept = tmp_path / "cache" / "gpu-rows" / "self-rows-0123456789ab.pt"
+    assert kept.read_bytes() == data
+
+
+def test_keep_rows_refuses_a_corrupt_or_unlisted_file(tmp_path):
+    sent = tmp_path / "files_at"
+    _split_rows(sent, "self-rows-0123456789ab.pt", b"0123456789" * 7, sums="0" * 64)
+    env = dict(os.environ, DSL_CACHE=str(tmp_path / "cache"))
+    script = str(ROOT / "scripts" / "keep-rows.sh")
+    bad = subprocess.run(["bash", script, str(sent)], env=env, capture_output=True,
+                         text=True)
+    assert bad.returncode == 1 and "expected " + "0" * 64 in bad.stderr
+    assert not list((tmp_path / "cache" / "gpu-rows").iterdir())
+    (sent / "rows.sha256").write_text("")
+    bad = subprocess.run(["bash", script, str(sent)], env=env, capture_output=True,
+                         text=True)
+    assert bad.returncode == 1 and "not in the sha256 list" in bad.stderr
+    bad = subprocess.run(["bash", script, str(tmp_path / "none")], env=env,
+                         capture_output=True, text=True)
+    assert bad.returncode == 1 and "files_at folder" in bad.stderr

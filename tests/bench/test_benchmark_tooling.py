@@ -281,7 +281,7 @@ class _FakeEngines:
     not start; ``run_fails`` maps an arm to the (concurrency, round) whose
     workload raises. TPOT per arm is fixed, so the ratios are known."""
 
-    TPOT = {"sd4": 4.0, "sd3": 3.0, "dsl8t0.5": 2.0, "dsl6": 2.5}
+    TPOT = {"sd4": 4.0, "sd3": 3.0, "dsl8t0.5": 2.0, "dsl6": 2.5, "sd5": 5.0}
     # Per engine step of an arm's workload: (drafts, drafted, accepted, draft
     # forwards, early exits); each workload runs STEPS steps, plus one record
     # without spec-decode stats (a prefill step).
@@ -293,6 +293,8 @@ class _FakeEngines:
         self.start_fails = set(start_fails)
         self.run_fails = run_fails or {}
         self.loggers: dict[str, object] = {}
+        # ("start", arm) and ("run", arm, tag), in the order they happened.
+        self.events: list[tuple] = []
 
     def install(self, monkeypatch, abab):
         import vllm.v1.engine.llm_engine as llm_engine
@@ -315,6 +317,7 @@ class _FakeEngines:
                 name = "dsl%d" % cell["k"]
             else:
                 name = "dsl%dt%s" % (cell["k"], cell["tau"])
+            self.events.append(("start", name))
             if name in self.start_fails:
                 raise RuntimeError(f"{name} out of memory")
             (factory,) = stat_loggers
@@ -325,6 +328,7 @@ class _FakeEngines:
                             staticmethod(from_engine_args))
 
         def run_workload(engine, prompts, c, n, max_tokens, extra, tag):
+            self.events.append(("run", engine, tag))
             if tag.startswith("r") and self.run_fails.get(engine) == tag:
                 raise RuntimeError(f"{engine} died")
             logger = self.loggers[engine]
@@ -371,6 +375,54 @@ def test_abab_drops_an_arm_whose_engine_fails_and_keeps_the_others(
     # From its failure on, the arm is reported as dropped, with no ratio.
     assert "sd3" not in c8["ratios"]
     assert any("sd3" in line and "dropped" in line for line in data["summary"])
+
+
+def test_abab_measures_every_point_again_after_each_group_of_bystanders(
+        tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    fake = _FakeEngines()
+    fake.install(monkeypatch, abab)
+    assert abab.main(args + ["--bystanders", "sd5/dsl6,dsl8t0.5"]) == 0
+    data = json.loads(out.read_text())
+    assert data["arms"] == ["sd4", "sd3"]
+    assert data["bystanders"] == [[], ["sd5"], ["sd5", "dsl6", "dsl8t0.5"]]
+    assert [(p["concurrency"], p["bystanders"]) for p in data["points"]] == [
+        (1, []), (8, []), (1, ["sd5"]), (8, ["sd5"]),
+        (1, ["sd5", "dsl6", "dsl8t0.5"]), (8, ["sd5", "dsl6", "dsl8t0.5"])]
+    # Each group starts once the points before it were measured, and
+    # bystanders only warm up: no round ever runs on them.
+    starts = [i for i, e in enumerate(fake.events) if e[0] == "start"]
+    rounds = [i for i, e in enumerate(fake.events) if e[0] == "run" and e[2][0] == "r"]
+    start_of = {fake.events[i][1]: i for i in starts}
+    assert sum(start_of["sd5"] > i for i in rounds) == 2 * 2 * 2  # 2 c x 2 rounds x 2 arms
+    assert sum(start_of["dsl6"] > i for i in rounds) == 2 * (2 * 2 * 2)
+    assert {fake.events[i][1] for i in rounds} == {"sd4", "sd3"}
+    assert all(p["ratios"]["sd3"]["median"] == pytest.approx(0.75) for p in data["points"])
+    assert any("[bystanders alive: sd5, dsl6, dsl8t0.5]" in line for line in data["summary"])
+    assert "spec" in data["points"][-1] and set(data["points"][-1]["spec"]) == {"sd4", "sd3"}
+
+
+def test_abab_a_bystander_that_fails_to_start_ends_the_phases(tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    _FakeEngines({"dsl6"}).install(monkeypatch, abab)
+    assert abab.main(args + ["--bystanders", "sd5/dsl6/dsl8t0.5"]) == 0
+    data = json.loads(out.read_text())
+    assert data["bystanders"] == [[], ["sd5"]]
+    assert [p["bystanders"] for p in data["points"]] == [[], [], ["sd5"], ["sd5"]]
+    assert data["failed"] == {"dsl6": "start-up: RuntimeError: dsl6 out of memory"}
+    assert "did not all start" in data["summary"][-1]
+
+
+def test_abab_bystanders_bad_input(tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    _FakeEngines().install(monkeypatch, abab)
+    for value, message in (("sd3", "'sd3' is already an arm"),
+                           ("sd5/sd5", "'sd5' is already an arm or a bystander"),
+                           ("sd5//dsl6", "empty group"),
+                           ("sd*", "name the arm")):
+        with pytest.raises(SystemExit, match=message):
+            abab.main(args + ["--bystanders", value])
+    assert not out.exists()
 
 
 def test_abab_refuses_to_run_without_its_base_arm(tmp_path, monkeypatch):

@@ -158,3 +158,17 @@ def test_a_load_where_target_only_wins_is_not_a_tie_with_sd(tmp_path):
     lo, hi = c64["ci95_vs_best_fixed"]
     assert hi < 1 and c64["call_vs_best_fixed"] == "target-only faster"
     assert "(target 0.870 target-only faster)" in text
+
+
+def test_points_measured_beside_bystanders_are_not_rows(tmp_path):
+    path = abab_result(tmp_path)
+    data = json.loads(path.read_text())
+    extra = json.loads(json.dumps(data["points"][0]))
+    extra["bystanders"] = ["dsl4"]
+    extra["tpot_ms"]["dsl6"] = [100.0] * 4
+    data["points"].append(extra)
+    data["points"][0]["bystanders"] = []
+    path.write_text(json.dumps(data))
+    rows, _ = run(tmp_path, path)
+    assert [r["concurrency"] for r in rows] == [1, 8]
+    assert rows[0]["dsl_tpot_ms"] == pytest.approx(3.2)
