@@ -197,14 +197,26 @@ def step_line(step_rounds: list[dict | None], tpots: list[float],
     """The summary's step figures of one arm: the median engine step (median
     over rounds of each round's median), which a start-up cost table prices,
     against TPOT x tokens per step, the mean period a token sees, which also
-    carries the steps that run arriving requests' prefills; None without step
-    records."""
+    carries the steps that run arriving requests' prefills; where the rounds
+    split their steps (``cell.step_quantiles``), the decode-only steps'
+    median and 90th percentile and the share of time in steps that gave a
+    request its first token; None without step records."""
     medians = [r["p50"] for r in step_rounds if r and r.get("n")]
     if not medians or not tpots or not per_step:
         return None
     period = statistics.median(tpots) * statistics.fmean(per_step)
-    return (f"engine step median {statistics.median(medians):.2f} ms, "
+    text = (f"engine step median {statistics.median(medians):.2f} ms, "
             f"TPOT x tokens/step {period:.2f} ms")
+    split = [r for r in step_rounds
+             if r and r.get("decode", {}).get("n") and "prefill" in r]
+    if split:
+        text += (f"; decode-only steps median "
+                 f"{statistics.median(r['decode']['p50'] for r in split):.2f} ms "
+                 f"(p90 {statistics.median(r['decode']['p90'] for r in split):.2f}), "
+                 f"steps giving a first token "
+                 f"{statistics.fmean(r['prefill']['time_share'] for r in split):.0%}"
+                 f" of the time")
+    return text
 
 
 def tokens_per_step(requests: list[dict]) -> float:

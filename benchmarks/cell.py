@@ -112,6 +112,7 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
     before = spec_counters(engine)
     t_start = time.perf_counter()
     step_ms: list[float] = []
+    step_firsts: list[int] = []
     while queue or inflight:
         while queue and len(inflight) < concurrency:
             rid, prompt = queue.popleft()
@@ -122,12 +123,14 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
         outs = engine.step()
         now = time.perf_counter()
         step_ms.append(1e3 * (now - t_step))
+        firsts = 0
         for out in outs:
             rec = inflight.get(out.request_id)
             if rec is None:
                 continue
             n = len(out.outputs[0].token_ids)
             if n > rec["n"]:
+                firsts += rec["n"] == 0
                 rec["times"].append(now)
                 rec["deltas"].append(n - rec["n"])
                 rec["n"] = n
@@ -143,19 +146,47 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
                     "latency": times[-1] - rec["t_add"],
                     "deltas": rec["deltas"],
                 })
+        step_firsts.append(firsts)
     wall = time.perf_counter() - t_start
-    return {"wall_s": wall, "requests": done, "step_ms": step_quantiles(step_ms),
+    return {"wall_s": wall, "requests": done,
+            "step_ms": step_quantiles(step_ms, step_firsts),
             "counters": counter_delta(before, spec_counters(engine))}
 
 
-def step_quantiles(step_ms: list[float]) -> dict:
+def step_quantiles(step_ms: list[float], firsts: list[int] | None = None) -> dict:
     """How long the client's ``engine.step()`` calls took (ms): their count,
     median, 90th and 99th percentile, the longest, and the share of the
     workload's time in steps over twice the median. A few long steps (a
     stall: a collection, a recompile, a host hiccup) and a uniformly slower
-    step tell different stories about a noisy round."""
+    step tell different stories about a noisy round.
+
+    With ``firsts`` (per step, how many requests got their first token in
+    it), the steps are also split: ``"prefill"``, the steps that gave some
+    request its first token (they ran the last chunk of its prompt, or under
+    async scheduling the step after it), with their count, median and share
+    of the workload's time; ``"decode"``, the others, with their count,
+    median, 90th percentile and their own long share. So whether the long
+    steps are the arriving requests' prefills or decode steps that stalled
+    is in the record."""
     if not step_ms:
         return {"n": 0}
+    out = _quantiles(step_ms)
+    if firsts is not None:
+        if len(firsts) != len(step_ms):
+            raise ValueError(f"{len(firsts)} first-token counts for {len(step_ms)} steps")
+        total = sum(step_ms)
+        prefill = [t for t, f in zip(step_ms, firsts) if f]
+        decode = [t for t, f in zip(step_ms, firsts) if not f]
+        out["prefill"] = {"n": len(prefill),
+                          "p50": _quantiles(prefill)["p50"] if prefill else None,
+                          "time_share": sum(prefill) / total if total else 0.0}
+        out["decode"] = ({k: v for k, v in _quantiles(decode).items()
+                          if k in ("n", "p50", "p90", "long_share")}
+                         if decode else {"n": 0})
+    return out
+
+
+def _quantiles(step_ms: list[float]) -> dict:
     ordered = sorted(step_ms)
 
     def q(p: float) -> float:

@@ -716,6 +716,12 @@ def test_the_step_line_sets_the_median_step_beside_the_mean_period():
     assert text == "engine step median 10.00 ms, TPOT x tokens/step 12.60 ms"
     assert abab.step_line([None, None], [6.0, 6.0], [2.0, 2.0]) is None
     assert abab.step_line([{"n": 0}], [6.0], [2.0]) is None
+    split = [{**r, "decode": {"n": 90, "p50": r["p50"] - 1, "p90": 11.0},
+              "prefill": {"n": 10, "p50": 30.0, "time_share": share}}
+             for r, share in zip(rounds, (0.2, 0.3, 0.25))]
+    assert abab.step_line(split, [6.0, 6.2, 5.8], [2.0, 2.2, 2.1]) == (
+        text + "; decode-only steps median 9.00 ms (p90 11.00), steps giving a "
+        "first token 25% of the time")
 
 
 def test_step_quantiles_tell_a_stall_from_a_slow_round():
@@ -732,3 +738,60 @@ def test_step_quantiles_tell_a_stall_from_a_slow_round():
     assert stall["long_share"] == pytest.approx(500 / 1490)
     slow = step_quantiles([13.0] * 100)
     assert slow["p50"] == 13.0 and slow["long_share"] == 0.0
+    assert "decode" not in slow and "prefill" not in slow
+
+
+def test_step_quantiles_split_prefill_steps_from_decode_steps():
+    from cell import step_quantiles
+
+    # 90 decode steps of 10 ms (one stalled at 40), 10 steps of 30 ms that
+    # gave requests their first tokens.
+    times = [10.0] * 89 + [40.0] + [30.0] * 10
+    firsts = [0] * 90 + [2] * 10
+    q = step_quantiles(times, firsts)
+    assert q["n"] == 100 and q["long_share"] == pytest.approx(340 / 1230)
+    assert q["prefill"] == {"n": 10, "p50": 30.0,
+                            "time_share": pytest.approx(300 / 1230)}
+    assert q["decode"] == {"n": 90, "p50": 10.0, "p90": 10.0,
+                           "long_share": pytest.approx(40 / 930)}
+    assert step_quantiles([10.0], [0])["prefill"] == {
+        "n": 0, "p50": None, "time_share": 0.0}
+    assert step_quantiles([10.0], [1])["decode"] == {"n": 0}
+    with pytest.raises(ValueError, match="2 first-token counts for 1 steps"):
+        step_quantiles([10.0], [0, 1])
+
+
+def test_run_workload_counts_the_steps_that_give_a_first_token():
+    """A stand-in engine: each step gives every running request one token;
+    a request added before a step gets its first token from that step."""
+    from types import SimpleNamespace
+
+    from cell import run_workload
+
+    class Engine:
+        def __init__(self):
+            self.running: dict[str, int] = {}
+
+        def add_request(self, rid, prompt, params):
+            self.running[rid] = 0
+
+        def step(self):
+            outs = []
+            for rid in list(self.running):
+                self.running[rid] += 1
+                n = self.running[rid]
+                outs.append(SimpleNamespace(
+                    request_id=rid, finished=n == 3,
+                    outputs=[SimpleNamespace(token_ids=list(range(n)))]))
+                if n == 3:
+                    del self.running[rid]
+            return outs
+
+        def get_metrics(self):
+            return []
+
+    res = run_workload(Engine(), [[1, 2]], 2, 4, 3, None, "t")
+    # Requests 0-1 start at step 1, 2-3 at step 4 (after 0-1 finish at 3).
+    q = res["step_ms"]
+    assert q["n"] == 6 and q["prefill"]["n"] == 2 and q["decode"]["n"] == 4
+    assert len(res["requests"]) == 4
