@@ -16,6 +16,13 @@ calls the method on every worker once the engine is up, before any workload).
   target's forward does. Turned off, such a pass runs eagerly, as in the
   series: the A/B of the two asks whether it pays (session 18: it does not,
   ``benchmarks/results/2026-12-02-h200-s18/``).
+- ``DeviceLoopOff.dsl_close_device_loops``: the MRV2 standalone speculator's
+  DSL draft loop runs as device-side WHILE loops (CUDA graphs with a
+  conditional node, ``DeviceWhileLoop``). This frees those loop graphs, so
+  the host drives the captured draft steps as without cuda-python. As an
+  ``abab.py --bystanders`` engine it separates "an idle engine with
+  conditional-node graphs alive" from "an idle DSL engine" (session 19: the
+  speculative arms were noisy whenever a DSL engine was alive).
 """
 
 from __future__ import annotations
@@ -51,4 +58,16 @@ class FirstPassEagerToggle:
             return desc
 
         speculator._dispatch_prefill = full_or_eager
+        return True
+
+
+class DeviceLoopOff:
+    def dsl_close_device_loops(self) -> bool:
+        """True if the draft loop ran as device-side loops and the host now
+        drives its steps; False if there were none (no DSL, no cuda-python,
+        eager draft steps, or not the MRV2 standalone speculator)."""
+        speculator = getattr(self.model_runner, "speculator", None)  # type: ignore[attr-defined]
+        if not getattr(speculator, "decode_loops", None):
+            return False
+        speculator._close_decode_loops()
         return True

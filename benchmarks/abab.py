@@ -354,7 +354,8 @@ def main(argv: list[str]) -> int:
                     help="groups of arms ('/'-separated, e.g. sd4/dsl4) started "
                          "one group after another once every point was measured, "
                          "never measured themselves; after each group every point "
-                         "is measured again")
+                         "is measured again (a bystander that fails to start is "
+                         "reported and left out)")
     ap.add_argument("--selection", type=Path,
                     help="selection.json of run.py --phase select (for sd*, dsl*)")
     ap.add_argument("--select-at", help="its key (default <dataset>-c<first c>)")
@@ -520,14 +521,18 @@ def main(argv: list[str]) -> int:
     kept_bystanders: list = []  # their engines stay up while measured beside
     for group in bystander_groups:
         started = start_engines(group, start, args.dsl_starts_alone)
-        kept_bystanders.extend(started)
-        if any(e is None for e in started):
-            lines.append("bystanders " + "+".join(a["name"] for a in group)
-                         + " did not all start: no further points")
+        kept_bystanders.extend(e for e in started if e is not None)
+        up = [a["name"] for a, e in zip(group, started) if e is not None]
+        down = [a["name"] for a, e in zip(group, started) if e is None]
+        if down:
+            # Its error is in "failed"; the next groups still start.
+            lines.append(f"bystanders {', '.join(down)} did not start"
+                         + ("" if up else ": nothing new to measure beside"))
             print(lines[-1], flush=True)
             args.out.write_text(json.dumps(out, indent=1))
-            break
-        alive += [a["name"] for a in group]
+        if not up:
+            continue
+        alive += up
         out["bystanders"].append(list(alive))
         measure(list(alive))
     return 0
