@@ -567,6 +567,35 @@ def test_labelled_arms_get_their_engine_options_and_worker_call(tmp_path, monkey
     assert str(BENCH) in os.environ["PYTHONPATH"].split(os.pathsep)
 
 
+def test_a_labelled_bystander_gets_its_options_and_worker_call(tmp_path, monkeypatch):
+    """``--bystanders dsl6+hostloop``: a bystander's label takes its engine
+    overrides and worker call from ``--arm-options`` as an arm's does."""
+    import vllm.v1.engine.llm_engine as llm_engine
+
+    abab, out, args = _abab(tmp_path, "sd4,sd3", conc="1")
+    fake = _FakeEngines()
+    fake.install(monkeypatch, abab)
+    fake_start = llm_engine.LLMEngine.from_engine_args
+    cells, calls = [], []
+
+    def from_engine_args(cell, stat_loggers=None):
+        cells.append(cell)
+        return fake_start(cell, stat_loggers)
+
+    monkeypatch.setattr(llm_engine.LLMEngine, "from_engine_args",
+                        staticmethod(from_engine_args))
+    monkeypatch.setattr(abab, "call_rpc", lambda engine, m: calls.append((engine, m)))
+    options = {"hostloop": {"engine": {"worker_extension_cls": "ab_hooks.DeviceLoopOff"},
+                            "rpc": "dsl_close_device_loops"}}
+    assert abab.main(args + ["--bystanders", "dsl6+hostloop/dsl6",
+                             "--arm-options", json.dumps(options)]) == 0
+    assert calls == [("dsl6", "dsl_close_device_loops")]
+    assert [c["engine"] for c in cells[2:]] == [
+        {"worker_extension_cls": "ab_hooks.DeviceLoopOff"}, {}]
+    data = json.loads(out.read_text())
+    assert data["bystanders"] == [[], ["dsl6+hostloop"], ["dsl6+hostloop", "dsl6"]]
+
+
 @pytest.mark.parametrize("options,match", [
     ("{}", "no entry for label 'x'"),
     ('{"x": {}, "y": {}}', "label 'y' is not used"),
