@@ -196,6 +196,8 @@ def step_line(step_rounds: list[dict | None], tpots: list[float],
               per_step: list[float]) -> str | None:
     """The summary's step figures of one arm: the median engine step (median
     over rounds of each round's median), which a start-up cost table prices,
+    and per token (over the tokens a request gets per step: what decode steps
+    alone would give, comparable across arms of any width),
     against TPOT x tokens per step, the mean period a token sees, which also
     carries the steps that run arriving requests' prefills; where the rounds
     split their steps (``cell.step_quantiles``), the decode-only steps'
@@ -204,8 +206,10 @@ def step_line(step_rounds: list[dict | None], tpots: list[float],
     medians = [r["p50"] for r in step_rounds if r and r.get("n")]
     if not medians or not tpots or not per_step:
         return None
-    period = statistics.median(tpots) * statistics.fmean(per_step)
-    text = (f"engine step median {statistics.median(medians):.2f} ms, "
+    tokens = statistics.fmean(per_step)
+    period = statistics.median(tpots) * tokens
+    median = statistics.median(medians)
+    text = (f"engine step median {median:.2f} ms ({median / tokens:.2f} ms a token), "
             f"TPOT x tokens/step {period:.2f} ms")
     split = [r for r in step_rounds
              if r and r.get("decode", {}).get("n") and "prefill" in r]

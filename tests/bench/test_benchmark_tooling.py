@@ -779,7 +779,8 @@ def test_the_step_line_sets_the_median_step_beside_the_mean_period():
 
     rounds = [{"n": 100, "p50": 10.0}, {"n": 90, "p50": 10.4}, {"n": 80, "p50": 9.8}]
     text = abab.step_line(rounds, [6.0, 6.2, 5.8], [2.0, 2.2, 2.1])
-    assert text == "engine step median 10.00 ms, TPOT x tokens/step 12.60 ms"
+    assert text == ("engine step median 10.00 ms (4.76 ms a token), "
+                    "TPOT x tokens/step 12.60 ms")
     assert abab.step_line([None, None], [6.0, 6.0], [2.0, 2.0]) is None
     assert abab.step_line([{"n": 0}], [6.0], [2.0]) is None
     split = [{**r, "decode": {"n": 90, "p50": r["p50"] - 1, "p90": 11.0},
