@@ -375,9 +375,9 @@ def main(argv: list[str]) -> int:
         selection = table[key]
     arms = [parse_arm(a) for a in resolve_arms(args.arms.split(","), selection)]
     bystander_groups = parse_bystanders(args.bystanders, arms)
-    arm_options = parse_arm_options(
-        args.arm_options, arms + [a for g in bystander_groups for a in g])
-    for arm in arms + [a for g in bystander_groups for a in g]:
+    bystanders = [a for group in bystander_groups for a in group]
+    arm_options = parse_arm_options(args.arm_options, arms + bystanders)
+    for arm in arms + bystanders:
         arm["env"] = arm_options.get(arm.get("label") or "", {}).get("env")
     prompts = load_prompts(args.prompts, args.dataset, 1024)
 
@@ -416,8 +416,7 @@ def main(argv: list[str]) -> int:
     # An arm whose engine fails (at start-up or in a round) is dropped with
     # its error in the output; the others go on.
     failed: dict[str, str] = {}
-    spec = {a["name"]: SpecCounters()
-            for a in arms + [b for g in bystander_groups for b in g]}
+    spec = {a["name"]: SpecCounters() for a in arms + bystanders}
     t0 = time.perf_counter()
     engines = start_engines(arms, start, args.dsl_starts_alone)
     init_s = time.perf_counter() - t0
@@ -435,11 +434,12 @@ def main(argv: list[str]) -> int:
                  "init_s": init_s, "failed": failed, "points": [],
                  "bystanders": [[]]}
     lines: list[str] = []
-    state = {"printed": 0}
+    printed = 0
 
-    def measure(bystanders: list[str]) -> None:
-        """Every point, with ``bystanders`` (engines besides the arms') alive."""
-        note = f" [bystanders alive: {', '.join(bystanders)}]" if bystanders else ""
+    def measure(alive: list[str]) -> None:
+        """Every point, with ``alive`` (bystander engines) beside the arms."""
+        nonlocal printed
+        note = f" [bystanders alive: {', '.join(alive)}]" if alive else ""
         for c in conc:
             n = num_requests(c, args.base_requests)
             tpots: dict[str, list[float]] = {a["name"]: [] for a in arms}
@@ -482,7 +482,7 @@ def main(argv: list[str]) -> int:
                      "counters": counters, "tokens_per_step": per_step,
                      "spec": spec_point, "spec_rounds": spec_rounds,
                      "step_ms": step_rounds, "ratios": {},
-                     "bystanders": bystanders}
+                     "bystanders": alive}
             m, lo, hi = ci(tpots[base])
             noise = (max(tpots[base]) - min(tpots[base])) / statistics.median(tpots[base])
             lines.append(f"c={c} ({n} requests x {args.rounds} rounds): {base} "
@@ -517,11 +517,11 @@ def main(argv: list[str]) -> int:
             # After every point, so a run cut by a time limit keeps what it measured.
             args.out.parent.mkdir(parents=True, exist_ok=True)
             args.out.write_text(json.dumps(out, indent=1))
-            print("\n".join(lines[state["printed"]:]), flush=True)
-            state["printed"] = len(lines)
+            print("\n".join(lines[printed:]), flush=True)
+            printed = len(lines)
 
     measure([])
-    alive: list[str] = []
+    idle: list[str] = []  # the bystanders started so far
     kept_bystanders: list = []  # their engines stay up while measured beside
     for group in bystander_groups:
         started = start_engines(group, start, args.dsl_starts_alone)
@@ -536,9 +536,9 @@ def main(argv: list[str]) -> int:
             args.out.write_text(json.dumps(out, indent=1))
         if not up:
             continue
-        alive += up
-        out["bystanders"].append(list(alive))
-        measure(list(alive))
+        idle += up
+        out["bystanders"].append(list(idle))
+        measure(list(idle))
     return 0
 
 

@@ -530,14 +530,11 @@ def test_sd_arm_with_adaptive_verification():
             parse_arm(bad)
 
 
-def test_labelled_arms_get_their_engine_options_and_worker_call(tmp_path, monkeypatch):
-    """``<arm>+<label>``: the same arm twice in one run, each label with its
-    engine overrides and worker call (the MRV2 sync hand-off A/B)."""
+def _record_starts(monkeypatch, abab):
+    """After ``_FakeEngines.install``: every engine's cell and every worker
+    call, in order."""
     import vllm.v1.engine.llm_engine as llm_engine
 
-    abab, out, args = _abab(tmp_path, "sd4,dsl6+handoff,dsl6+nohandoff")
-    fake = _FakeEngines()
-    fake.install(monkeypatch, abab)
     fake_start = llm_engine.LLMEngine.from_engine_args
     cells, calls = [], []
 
@@ -548,6 +545,16 @@ def test_labelled_arms_get_their_engine_options_and_worker_call(tmp_path, monkey
     monkeypatch.setattr(llm_engine.LLMEngine, "from_engine_args",
                         staticmethod(from_engine_args))
     monkeypatch.setattr(abab, "call_rpc", lambda engine, m: calls.append((engine, m)))
+    return cells, calls
+
+
+def test_labelled_arms_get_their_engine_options_and_worker_call(tmp_path, monkeypatch):
+    """``<arm>+<label>``: the same arm twice in one run, each label with its
+    engine overrides and worker call (the MRV2 sync hand-off A/B)."""
+    abab, out, args = _abab(tmp_path, "sd4,dsl6+handoff,dsl6+nohandoff")
+    fake = _FakeEngines()
+    fake.install(monkeypatch, abab)
+    cells, calls = _record_starts(monkeypatch, abab)
     options = {"handoff": {"engine": {"async_scheduling": False}},
                "nohandoff": {"engine": {"async_scheduling": False,
                                         "worker_extension_cls": "ab_hooks.SyncHandOffToggle"},
@@ -570,21 +577,10 @@ def test_labelled_arms_get_their_engine_options_and_worker_call(tmp_path, monkey
 def test_a_labelled_bystander_gets_its_options_and_worker_call(tmp_path, monkeypatch):
     """``--bystanders dsl6+hostloop``: a bystander's label takes its engine
     overrides and worker call from ``--arm-options`` as an arm's does."""
-    import vllm.v1.engine.llm_engine as llm_engine
-
     abab, out, args = _abab(tmp_path, "sd4,sd3", conc="1")
     fake = _FakeEngines()
     fake.install(monkeypatch, abab)
-    fake_start = llm_engine.LLMEngine.from_engine_args
-    cells, calls = [], []
-
-    def from_engine_args(cell, stat_loggers=None):
-        cells.append(cell)
-        return fake_start(cell, stat_loggers)
-
-    monkeypatch.setattr(llm_engine.LLMEngine, "from_engine_args",
-                        staticmethod(from_engine_args))
-    monkeypatch.setattr(abab, "call_rpc", lambda engine, m: calls.append((engine, m)))
+    cells, calls = _record_starts(monkeypatch, abab)
     options = {"hostloop": {"engine": {"worker_extension_cls": "ab_hooks.DeviceLoopOff"},
                             "rpc": "dsl_close_device_loops"}}
     assert abab.main(args + ["--bystanders", "dsl6+hostloop/dsl6",
