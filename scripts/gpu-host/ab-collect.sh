@@ -15,10 +15,7 @@
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" || $# -eq 0 ]]; then
-  usage_from_header "$0"
-  [[ $# -eq 0 ]] && exit 2 || exit 0
-fi
+help_or_usage "$@"
 name=$1; shift
 wait_s=570
 while [[ $# -gt 0 ]]; do

@@ -24,13 +24,9 @@
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" || $# -eq 0 ]]; then
-  usage_from_header "$0"
-  [[ $# -eq 0 ]] && exit 2 || exit 0
-fi
+help_or_usage "$@"
 name=$1; shift
-[[ "$name" =~ ^[A-Za-z0-9._-]+$ ]] || {
-  echo "ab-run.sh: NAME '$name' must be letters, digits, '.', '_' or '-'" >&2; exit 2; }
+check_run_name ab-run.sh "$name"
 [[ "${1:-}" == "--" ]] && shift
 for a in "$@"; do
   [[ "$a" != --out && "$a" != --out=* ]] || {

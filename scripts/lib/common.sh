@@ -41,6 +41,23 @@ handle_help() {
   done
 }
 
+# help_or_usage "$@": for a script whose first argument is required (a run's
+# NAME): print its header and exit 0 when that argument is -h/--help, exit 2
+# when there is none. Later arguments are the script's to pass on.
+help_or_usage() {
+  if [[ "${1:-}" == "-h" || "${1:-}" == "--help" || $# -eq 0 ]]; then
+    usage_from_header "$0"
+    [[ $# -eq 0 ]] && exit 2 || exit 0
+  fi
+}
+
+# check_run_name SCRIPT NAME: a GPU-host run's NAME names a folder and a
+# tarball, so letters, digits, '.', '_' and '-' only (else exit 2).
+check_run_name() {
+  [[ "$2" =~ ^[A-Za-z0-9._-]+$ ]] || {
+    echo "$1: NAME '$2' must be letters, digits, '.', '_' or '-'" >&2; exit 2; }
+}
+
 # load_lock [TARGET]: export LOCK_* variables from vllm.lock.toml.
 load_lock() {
   local out
