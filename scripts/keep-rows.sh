@@ -6,23 +6,27 @@
 # them again. DIR holds the parts `split -b 15M` wrote (self-rows-<key>.pt.aa,
 # .ab, ...; a file back from the host is at most 16 MiB) and a sha256 list of the
 # whole files (any *.sha256 or SHA256SUMS file in DIR or one folder below it).
-# Each file is joined, checked against its sha256 and stored in DSL_CACHE/gpu-rows/,
-# where scripts/pack-offline.sh picks it up (into .gpu-bundles/rows/). A file
-# whose sha256 does not match is not kept.
+# Each file is joined, checked against its sha256, xz-compressed (24 MB of token
+# ids become ~1.7 MB) into ROWS_DIR/<name>.xz and its sha256 recorded in
+# ROWS_DIR/SHA256SUMS. ROWS_DIR is in the repository because a new session's
+# machine keeps nothing but the repository (session 20 lost DSL_CACHE's copy):
+# commit what this adds. scripts/pack-offline.sh unpacks them into
+# .gpu-bundles/rows/. A file whose sha256 does not match is not kept.
 #
-# Env: DSL_CACHE (default ~/.cache/vllm-dsl).
+# Env: ROWS_DIR (default benchmarks/gpu-rows in the repository).
 source "$(dirname "$0")/lib/common.sh"
 handle_help "$@"
 [[ $# -eq 1 ]] || die "keep-rows.sh takes one folder (see --help)"
 dir=$1
 [[ -d "$dir" ]] || die "no folder $dir: pass the files_at folder of the command that sent the rows back"
+command -v xz > /dev/null || die "no xz on this machine: install xz-utils, then run keep-rows.sh again"
 shopt -s nullglob
 firsts=("$dir"/self-rows-*.pt.aa)
 sums=("$dir"/*.sha256 "$dir"/SHA256SUM[S] "$dir"/*/*.sha256 "$dir"/*/SHA256SUM[S])
 shopt -u nullglob
 [[ ${#firsts[@]} -gt 0 ]] || die "no self-rows-*.pt.aa in $dir: the command must split the rows into it (split -b 15M)"
 [[ ${#sums[@]} -gt 0 ]] || die "no sha256 list in $dir: the command must write one (sha256sum self-rows-*.pt)"
-keep="$DSL_CACHE/gpu-rows"
+keep=${ROWS_DIR:-$ROOT/benchmarks/gpu-rows}
 mkdir -p "$keep"
 for first in "${firsts[@]}"; do
   name=$(basename "${first%.aa}")
@@ -35,6 +39,10 @@ for first in "${firsts[@]}"; do
     rm -f "$tmp"
     die "$name: sha256 $got, expected $want: a part is missing or corrupt; nothing kept"
   fi
-  mv "$tmp" "$keep/$name"
-  echo "kept $keep/$name ($(stat -c %s "$keep/$name") bytes, sha256 ${want:0:12}...)"
+  xz -9 -T2 -c "$tmp" > "$tmp.xz" && rm -f "$tmp"
+  mv "$tmp.xz" "$keep/$name.xz"
+  { [[ -f "$keep/SHA256SUMS" ]] && awk -v n="$name" '$2 != n' "$keep/SHA256SUMS"
+    echo "$want  $name"; } > "$keep/.SHA256SUMS.new"
+  mv "$keep/.SHA256SUMS.new" "$keep/SHA256SUMS"
+  echo "kept $keep/$name.xz ($(stat -c %s "$keep/$name.xz") bytes; $name: sha256 ${want:0:12}...); commit it"
 done

@@ -25,7 +25,8 @@
 # Beside the chunks, what the commands on the host carry: OUT/prompts
 # (the fixture evaluation prompts, for the benchmarks and the GPU suite) and OUT/rows
 # (the proxies' distillation rows an earlier session kept with scripts/keep-rows.sh
-# in DSL_CACHE/gpu-rows; proxies-start.sh uses them and skips ~3 minutes of the H200).
+# in ROWS_DIR, xz-compressed and sha256-checked here; proxies-start.sh uses them and
+# skips ~3 minutes of the H200).
 #
 #   --cap SIZE      largest chunk folder, e.g. 60MB (default), 64MiB, 50000000
 #   --out DIR       where the chunk folders go (default: .gpu-bundles, git-ignored)
@@ -35,7 +36,8 @@
 #   --kernel MEMBER ship this wheel member instead of the default kernels (repeatable)
 #
 # Env: VLLM_DIR, DSL_CACHE (downloads; kernels are compressed once into
-# DSL_CACHE/offline), PYTHON (a python3 >= 3.11 for packing; default python3).
+# DSL_CACHE/offline), ROWS_DIR (kept rows; default benchmarks/gpu-rows),
+# PYTHON (a python3 >= 3.11 for packing; default python3).
 source "$(dirname "$0")/lib/common.sh"
 handle_help "$@"
 cap=60MB out=$ROOT/.gpu-bundles kind=full model=0 train=0 fixtures=0 kernels=()
@@ -136,11 +138,21 @@ if [[ -d "$fixtures_dir/prompts" ]]; then
 else
   echo "  no $fixtures_dir/prompts: run scripts/fixtures.sh, then pack again, for $rel/prompts"
 fi
-shopt -s nullglob; rows=("$DSL_CACHE"/gpu-rows/self-rows-*.pt); shopt -u nullglob
+rows_dir=${ROWS_DIR:-$ROOT/benchmarks/gpu-rows}
+shopt -s nullglob; rows=("$rows_dir"/self-rows-*.pt.xz); shopt -u nullglob
 rm -rf "$out/rows"
 if [[ ${#rows[@]} -gt 0 ]]; then
-  mkdir -p "$out/rows" && cp "${rows[@]}" "$out/rows/"
-  echo "  carry $rel/rows with a chunk (kept distillation rows: ${rows[*]##*/})"
+  command -v xz > /dev/null || die "no xz on this machine for the kept rows in $rows_dir: install xz-utils"
+  mkdir -p "$out/rows"
+  for xzf in "${rows[@]}"; do
+    name=$(basename "${xzf%.xz}")
+    want=$(awk -v n="$name" '$2 == n {print $1; exit}' "$rows_dir/SHA256SUMS" 2>/dev/null || true)
+    [[ -n "$want" ]] || die "$name is not in $rows_dir/SHA256SUMS: keep rows with scripts/keep-rows.sh"
+    xz -dc "$xzf" > "$out/rows/$name"
+    got=$(sha256sum "$out/rows/$name" | awk '{print $1}')
+    [[ "$got" == "$want" ]] || { rm -rf "$out/rows"; die "$xzf unpacks to sha256 $got, expected $want: restore it from git"; }
+  done
+  echo "  carry $rel/rows with a chunk (kept distillation rows: $(cd "$out/rows" && echo self-rows-*.pt))"
 else
-  echo "  no kept distillation rows in $DSL_CACHE/gpu-rows: the proxies generate them (~3 min); keep them with scripts/keep-rows.sh"
+  echo "  no kept distillation rows in $rows_dir: the proxies generate them (~3 min); keep them with scripts/keep-rows.sh"
 fi

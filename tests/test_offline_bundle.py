@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import lzma
 import os
 import random
 import shutil
@@ -453,7 +454,8 @@ def git_tree(tmp_path: Path, marker: str) -> Path:
     return tree
 
 
-def pack_code(tree: Path, out: Path, tmp_path: Path, cap: int = CAP, **env):
+def pack_code(tree: Path, out: Path, tmp_path: Path, cap: int = CAP,
+              check: bool = True, **env):
     return run(
         "bash",
         ROOT / "scripts" / "pack-offline.sh",
@@ -463,6 +465,7 @@ def pack_code(tree: Path, out: Path, tmp_path: Path, cap: int = CAP, **env):
         "--out",
         out,
         env={"VLLM_DIR": str(tree), "DSL_CACHE": str(tmp_path / "cache"), **env},
+        check=check,
     )
 
 
@@ -565,18 +568,25 @@ def test_pack_places_the_prompts_and_kept_rows_beside_the_chunks(tmp_path):
     (cache / "fixtures" / "prompts").mkdir(parents=True)
     (cache / "fixtures" / "prompts" / "sharegpt-test.jsonl").write_text("{}\n")
     out = tmp_path / "bundles"
-    fixtures = {"FIXTURES_DIR": str(cache / "fixtures")}
-    r = pack_code(tree, out, tmp_path, **fixtures)
+    kept = tmp_path / "gpu-rows"
+    env = {"FIXTURES_DIR": str(cache / "fixtures"), "ROWS_DIR": str(kept)}
+    r = pack_code(tree, out, tmp_path, **env)
     assert (out / "prompts" / "sharegpt-test.jsonl").read_text() == "{}\n"
     assert not (out / "rows").exists() and "keep-rows.sh" in r.stdout
-    (cache / "gpu-rows").mkdir()
-    (cache / "gpu-rows" / "self-rows-0123456789ab.pt").write_bytes(b"rows")
-    r = pack_code(tree, out, tmp_path, **fixtures)
-    assert (out / "rows" / "self-rows-0123456789ab.pt").read_bytes() == b"rows"
+    data = b"0123456789" * 7
+    _split_rows(tmp_path / "sent", "self-rows-0123456789ab.pt", data)
+    run("bash", ROOT / "scripts" / "keep-rows.sh", tmp_path / "sent", env=env)
+    r = pack_code(tree, out, tmp_path, **env)
+    assert (out / "rows" / "self-rows-0123456789ab.pt").read_bytes() == data
     assert "self-rows-0123456789ab.pt" in r.stdout
+    # A kept file that no longer unpacks to its recorded sha256 stops the pack.
+    (kept / "SHA256SUMS").write_text("0" * 64 + "  self-rows-0123456789ab.pt\n")
+    bad = pack_code(tree, out, tmp_path, check=False, **env)
+    assert bad.returncode == 1 and "restore it from git" in bad.stderr
+    assert not (out / "rows").exists()
     # Rows no longer kept are not carried from an older pack.
-    (cache / "gpu-rows" / "self-rows-0123456789ab.pt").unlink()
-    pack_code(tree, out, tmp_path, **fixtures)
+    (kept / "self-rows-0123456789ab.pt.xz").unlink()
+    pack_code(tree, out, tmp_path, **env)
     assert not (out / "rows").exists()
 
 
@@ -588,29 +598,35 @@ def _split_rows(folder: Path, name: str, data: bytes, sums: str | None = None):
     (folder / "rows.sha256").write_text(f"{sums or digest}  {name}\n")
 
 
-def test_keep_rows_joins_checks_and_keeps(tmp_path):
+def test_keep_rows_joins_checks_and_keeps_them_compressed(tmp_path):
     data = b"0123456789" * 7
     sent = tmp_path / "files_at"
     _split_rows(sent / "d1", "self-rows-0123456789ab.pt", data)
     # The parts are where split wrote them; the list one folder below.
     for part in (sent / "d1").glob("self-rows-*"):
         part.rename(sent / part.name)
-    env = {"DSL_CACHE": str(tmp_path / "cache")}
-    r = run("bash", ROOT / "scripts" / "keep-rows.sh", sent, env=env)
-    assert "kept" in r.stdout
-    kept = tmp_path / "cache" / "gpu-rows" / "self-rows-0123456789ab.pt"
-    assert kept.read_bytes() == data
+    kept = tmp_path / "gpu-rows"
+    kept.mkdir()
+    (kept / "SHA256SUMS").write_text("1" * 64 + "  self-rows-0123456789ab.pt\n"
+                                     + "2" * 64 + "  self-rows-other.pt\n")
+    r = run("bash", ROOT / "scripts" / "keep-rows.sh", sent, env={"ROWS_DIR": str(kept)})
+    assert "kept" in r.stdout and "commit it" in r.stdout
+    assert lzma.decompress((kept / "self-rows-0123456789ab.pt.xz").read_bytes()) == data
+    # The file's line is replaced, the others stay.
+    assert sorted((kept / "SHA256SUMS").read_text().splitlines()) == sorted(
+        [hashlib.sha256(data).hexdigest() + "  self-rows-0123456789ab.pt",
+         "2" * 64 + "  self-rows-other.pt"])
 
 
 def test_keep_rows_refuses_a_corrupt_or_unlisted_file(tmp_path):
     sent = tmp_path / "files_at"
     _split_rows(sent, "self-rows-0123456789ab.pt", b"0123456789" * 7, sums="0" * 64)
-    env = dict(os.environ, DSL_CACHE=str(tmp_path / "cache"))
+    env = dict(os.environ, ROWS_DIR=str(tmp_path / "gpu-rows"))
     script = str(ROOT / "scripts" / "keep-rows.sh")
     bad = subprocess.run(["bash", script, str(sent)], env=env, capture_output=True,
                          text=True)
     assert bad.returncode == 1 and "expected " + "0" * 64 in bad.stderr
-    assert not list((tmp_path / "cache" / "gpu-rows").iterdir())
+    assert not list((tmp_path / "gpu-rows").iterdir())
     (sent / "rows.sha256").write_text("")
     bad = subprocess.run(["bash", script, str(sent)], env=env, capture_output=True,
                          text=True)
