@@ -74,7 +74,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cell import engine_args, run_workload  # noqa: E402
+from cell import duration_quantiles, engine_args, run_workload  # noqa: E402
 from profile_step import add_model_args, arm_cell, parse_arm  # noqa: E402
 from run import load_prompts, num_requests  # noqa: E402
 
@@ -127,8 +127,16 @@ class SpecCounters:
 
     def __init__(self):
         self.totals = dict.fromkeys(("steps",) + SPEC_FIELDS, 0)
+        # Per record with decode tokens: the engine core's output period (ms),
+        # the median over its requests of the time between their last two
+        # outputs as the core stamped them. Beside the client's step times it
+        # tells a stall of the core (or GPU) from one of this process.
+        self.core_period_ms: list[float] = []
 
-    def record(self, scheduler_stats) -> None:
+    def record(self, scheduler_stats, iteration_stats=None) -> None:
+        itls = getattr(iteration_stats, "inter_token_latencies_iter", None)
+        if itls:
+            self.core_period_ms.append(1e3 * statistics.median(itls))
         if scheduler_stats is None:
             return
         self.totals["steps"] += 1
@@ -156,7 +164,7 @@ def stat_logger_factory(counters: SpecCounters):
 
         def record(self, scheduler_stats, iteration_stats,
                    mm_cache_stats=None, engine_idx: int = 0):
-            counters.record(scheduler_stats)
+            counters.record(scheduler_stats, iteration_stats)
 
         def log_engine_initialized(self):
             pass
@@ -220,7 +228,33 @@ def step_line(step_rounds: list[dict | None], tpots: list[float],
                  f"steps giving a first token "
                  f"{statistics.fmean(r['prefill']['time_share'] for r in split):.0%}"
                  f" of the time")
+    core = [r for r in step_rounds if r and r.get("core", {}).get("n")]
+    if core:
+        text += (f"; core output period median "
+                 f"{statistics.median(r['core']['p50'] for r in core):.2f} ms, long share "
+                 f"{statistics.fmean(r['core']['long_share'] for r in core):.0%} (client "
+                 f"{statistics.fmean(r['long_share'] for r in core):.0%})")
+    gcs = [r["gc"] for r in step_rounds if r and r.get("gc")]
+    if gcs:
+        text += (f"; client GC {statistics.fmean(g['ms'] for g in gcs):.0f} ms a round"
+                 f" (longest {max(g['max_ms'] for g in gcs):.0f})")
     return text
+
+
+def with_core_periods(step_ms: dict | None, periods: list[float],
+                      gc: dict | None) -> dict | None:
+    """A round's client step record with the engine core's output periods of
+    the same round (``"core"``: count, median, 90th and 99th percentile,
+    longest, long share; ``SpecCounters``) and the client's collections
+    (``"gc"``: ms, longest, per generation; ``cell.GcClock``)."""
+    if step_ms is None:
+        return None
+    out = dict(step_ms)
+    if periods:
+        out["core"] = duration_quantiles(periods)
+    if gc is not None:
+        out["gc"] = gc
+    return out
 
 
 def tokens_per_step(requests: list[dict]) -> float:
@@ -455,6 +489,7 @@ def main(argv: list[str]) -> int:
                     if arms[i]["name"] in failed:
                         continue
                     before = spec[arms[i]["name"]].snapshot()
+                    periods_before = len(spec[arms[i]["name"]].core_period_ms)
                     try:
                         res = run_workload(engines[i], prompts, c, n, args.max_tokens,
                                            None, f"r{r}c{c}")
@@ -470,7 +505,10 @@ def main(argv: list[str]) -> int:
                     counters[arms[i]["name"]].append(res["counters"])
                     per_step[arms[i]["name"]].append(tokens_per_step(res["requests"]))
                     spec_rounds[arms[i]["name"]].append(spec[arms[i]["name"]].since(before))
-                    step_rounds[arms[i]["name"]].append(res.get("step_ms"))
+                    step_rounds[arms[i]["name"]].append(with_core_periods(
+                        res.get("step_ms"),
+                        spec[arms[i]["name"]].core_period_ms[periods_before:],
+                        res.get("gc")))
             base = arms[0]["name"]
             spec_point = {}
             for a in arms:

@@ -35,11 +35,13 @@ engine's ``vllm:spec_decode_*`` counters (delta).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import sys
 import time
 from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -99,7 +101,9 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
                  num_requests: int, max_tokens: int,
                  extra_args: dict | None, tag: str) -> dict:
     """Closed loop: ``concurrency`` requests in flight until ``num_requests``
-    have finished. Every step's outputs are timestamped."""
+    have finished. Every step's outputs are timestamped; every step's start,
+    duration, first tokens and the client's collection time inside it are
+    logged (``step_quantiles``)."""
     from vllm import SamplingParams
 
     params = SamplingParams(temperature=0.0, max_tokens=max_tokens,
@@ -110,50 +114,111 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
     inflight: dict[str, dict] = {}
     done: list[dict] = []
     before = spec_counters(engine)
+    steps = StepLog()
     t_start = time.perf_counter()
-    step_ms: list[float] = []
-    step_firsts: list[int] = []
-    while queue or inflight:
-        while queue and len(inflight) < concurrency:
-            rid, prompt = queue.popleft()
-            engine.add_request(rid, {"prompt_token_ids": prompt}, params)
-            inflight[rid] = {"t_add": time.perf_counter(), "times": [],
-                             "deltas": [], "n": 0, "prompt_len": len(prompt)}
-        t_step = time.perf_counter()
-        outs = engine.step()
-        now = time.perf_counter()
-        step_ms.append(1e3 * (now - t_step))
-        firsts = 0
-        for out in outs:
-            rec = inflight.get(out.request_id)
-            if rec is None:
-                continue
-            n = len(out.outputs[0].token_ids)
-            if n > rec["n"]:
-                firsts += rec["n"] == 0
-                rec["times"].append(now)
-                rec["deltas"].append(n - rec["n"])
-                rec["n"] = n
-            if out.finished:
-                del inflight[out.request_id]
-                times = rec["times"]
-                done.append({
-                    "prompt_len": rec["prompt_len"],
-                    "num_tokens": rec["n"],
-                    "ttft": times[0] - rec["t_add"],
-                    "tpot": ((times[-1] - times[0]) / (rec["n"] - 1)
-                             if rec["n"] > 1 else None),
-                    "latency": times[-1] - rec["t_add"],
-                    "deltas": rec["deltas"],
-                })
-        step_firsts.append(firsts)
+    with GcClock() as gc_clock:
+        while queue or inflight:
+            while queue and len(inflight) < concurrency:
+                rid, prompt = queue.popleft()
+                engine.add_request(rid, {"prompt_token_ids": prompt}, params)
+                inflight[rid] = {"t_add": time.perf_counter(), "times": [],
+                                 "deltas": [], "n": 0, "prompt_len": len(prompt)}
+            gc_before = gc_clock.ms
+            t_step = time.perf_counter()
+            outs = engine.step()
+            now = time.perf_counter()
+            firsts = 0
+            for out in outs:
+                rec = inflight.get(out.request_id)
+                if rec is None:
+                    continue
+                n = len(out.outputs[0].token_ids)
+                if n > rec["n"]:
+                    firsts += rec["n"] == 0
+                    rec["times"].append(now)
+                    rec["deltas"].append(n - rec["n"])
+                    rec["n"] = n
+                if out.finished:
+                    del inflight[out.request_id]
+                    times = rec["times"]
+                    done.append({
+                        "prompt_len": rec["prompt_len"],
+                        "num_tokens": rec["n"],
+                        "ttft": times[0] - rec["t_add"],
+                        "tpot": ((times[-1] - times[0]) / (rec["n"] - 1)
+                                 if rec["n"] > 1 else None),
+                        "latency": times[-1] - rec["t_add"],
+                        "deltas": rec["deltas"],
+                    })
+            steps.add(1e3 * (t_step - t_start), 1e3 * (now - t_step), firsts,
+                      gc_clock.ms - gc_before)
     wall = time.perf_counter() - t_start
     return {"wall_s": wall, "requests": done,
-            "step_ms": step_quantiles(step_ms, step_firsts),
+            "step_ms": steps.quantiles(), "gc": gc_clock.summary(),
             "counters": counter_delta(before, spec_counters(engine))}
 
 
-def step_quantiles(step_ms: list[float], firsts: list[int] | None = None) -> dict:
+@dataclass
+class StepLog:
+    """Per client step: its start (ms since the workload began), duration
+    (ms), how many requests got their first token, and the client's garbage
+    collection time inside it (ms)."""
+
+    at: list[float] = field(default_factory=list)
+    ms: list[float] = field(default_factory=list)
+    firsts: list[int] = field(default_factory=list)
+    gc_ms: list[float] = field(default_factory=list)
+
+    def add(self, at: float, ms: float, firsts: int, gc_ms: float) -> None:
+        self.at.append(at)
+        self.ms.append(ms)
+        self.firsts.append(firsts)
+        self.gc_ms.append(gc_ms)
+
+    def quantiles(self) -> dict:
+        return step_quantiles(self.ms, self.firsts, self.gc_ms, self.at)
+
+
+class GcClock:
+    """The time this process's garbage collector spends while entered, and
+    its collections per generation (``gc.callbacks``): the client's own
+    collections are a candidate for the long steps of a closed loop (the
+    engine cores freeze their heaps after start-up; this process does not)."""
+
+    def __init__(self):
+        self.ms = 0.0
+        self.max_ms = 0.0
+        self.collections = [0, 0, 0]
+        self._t: float | None = None
+
+    def _callback(self, phase: str, info: dict) -> None:
+        if phase == "start":
+            self._t = time.perf_counter()
+        elif self._t is not None:
+            ms = 1e3 * (time.perf_counter() - self._t)
+            self.ms += ms
+            self.max_ms = max(self.max_ms, ms)
+            self.collections[info["generation"]] += 1
+            self._t = None
+
+    def __enter__(self) -> GcClock:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def summary(self) -> dict:
+        return {"ms": self.ms, "max_ms": self.max_ms,
+                "collections": list(self.collections)}
+
+
+LONGEST_STEPS = 12
+
+
+def step_quantiles(step_ms: list[float], firsts: list[int] | None = None,
+                   gc_ms: list[float] | None = None,
+                   at_ms: list[float] | None = None) -> dict:
     """How long the client's ``engine.step()`` calls took (ms): their count,
     median, 90th and 99th percentile, the longest, and the share of the
     workload's time in steps over twice the median. A few long steps (a
@@ -167,26 +232,46 @@ def step_quantiles(step_ms: list[float], firsts: list[int] | None = None) -> dic
     of the workload's time; ``"decode"``, the others, with their count,
     median, 90th percentile and their own long share. So whether the long
     steps are the arriving requests' prefills or decode steps that stalled
-    is in the record."""
+    is in the record.
+
+    With ``gc_ms`` (per step, the client's garbage collection time inside
+    it), ``"gc_ms"`` and ``"gc_ms_in_long"`` say how much of the workload's
+    time, and of its long steps' time, the client spent collecting. With
+    ``at_ms`` (each step's start) as well, ``"longest"`` lists the
+    ``LONGEST_STEPS`` longest steps over twice the median in time order, as
+    ``[start, ms, first tokens, gc ms]``: whether stalls come alone or in a
+    rhythm, and whether the client's collector was in them."""
     if not step_ms:
         return {"n": 0}
-    out = _quantiles(step_ms)
+    for name, values in (("first-token counts", firsts), ("collection times", gc_ms),
+                         ("step starts", at_ms)):
+        if values is not None and len(values) != len(step_ms):
+            raise ValueError(f"{len(values)} {name} for {len(step_ms)} steps")
+    out = duration_quantiles(step_ms)
     if firsts is not None:
-        if len(firsts) != len(step_ms):
-            raise ValueError(f"{len(firsts)} first-token counts for {len(step_ms)} steps")
         total = sum(step_ms)
         prefill = [t for t, f in zip(step_ms, firsts) if f]
         decode = [t for t, f in zip(step_ms, firsts) if not f]
         out["prefill"] = {"n": len(prefill),
-                          "p50": _quantiles(prefill)["p50"] if prefill else None,
+                          "p50": duration_quantiles(prefill)["p50"] if prefill else None,
                           "time_share": sum(prefill) / total if total else 0.0}
-        out["decode"] = ({k: v for k, v in _quantiles(decode).items()
+        out["decode"] = ({k: v for k, v in duration_quantiles(decode).items()
                           if k in ("n", "p50", "p90", "long_share")}
                          if decode else {"n": 0})
+    if gc_ms is not None:
+        long = [i for i, t in enumerate(step_ms) if t > 2 * out["p50"]]
+        out["gc_ms"] = sum(gc_ms)
+        out["gc_ms_in_long"] = sum(gc_ms[i] for i in long)
+        if at_ms is not None:
+            top = sorted(sorted(long, key=lambda i: -step_ms[i])[:LONGEST_STEPS])
+            out["longest"] = [[at_ms[i], step_ms[i], firsts[i] if firsts else None,
+                               gc_ms[i]] for i in top]
     return out
 
 
-def _quantiles(step_ms: list[float]) -> dict:
+def duration_quantiles(step_ms: list[float]) -> dict:
+    """Count, median, 90th and 99th percentile, longest, and the share of the
+    total in durations over twice the median."""
     ordered = sorted(step_ms)
 
     def q(p: float) -> float:

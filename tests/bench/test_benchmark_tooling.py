@@ -785,6 +785,12 @@ def test_the_step_line_sets_the_median_step_beside_the_mean_period():
     assert abab.step_line(split, [6.0, 6.2, 5.8], [2.0, 2.2, 2.1]) == (
         text + "; decode-only steps median 9.00 ms (p90 11.00), steps giving a "
         "first token 25% of the time")
+    timed = [{**r, "long_share": 0.4, "core": {"n": 90, "p50": 9.5, "long_share": share},
+              "gc": {"ms": ms, "max_ms": ms / 2, "collections": [5, 1, 0]}}
+             for r, share, ms in zip(split, (0.1, 0.2, 0.3), (10.0, 20.0, 60.0))]
+    assert abab.step_line(timed, [6.0, 6.2, 5.8], [2.0, 2.2, 2.1]).endswith(
+        "; core output period median 9.50 ms, long share 20% (client 40%); "
+        "client GC 30 ms a round (longest 30)")
 
 
 def test_step_quantiles_tell_a_stall_from_a_slow_round():
@@ -824,6 +830,73 @@ def test_step_quantiles_split_prefill_steps_from_decode_steps():
         step_quantiles([10.0], [0, 1])
 
 
+def test_step_quantiles_put_the_clients_collections_in_the_long_steps():
+    from cell import LONGEST_STEPS, step_quantiles
+
+    # 20 steps of 10 ms; the one at 50 ms held a 35 ms collection, the one
+    # at 30 ms none; a 1 ms collection in an ordinary step.
+    times = [10.0] * 20
+    times[5], times[12] = 50.0, 30.0
+    gc_ms = [0.0] * 20
+    gc_ms[5], gc_ms[3] = 35.0, 1.0
+    at = [10.0 * i for i in range(20)]
+    q = step_quantiles(times, [0] * 20, gc_ms, at)
+    assert q["gc_ms"] == 36.0 and q["gc_ms_in_long"] == 35.0
+    assert q["longest"] == [[50.0, 50.0, 0, 35.0], [120.0, 30.0, 0, 0.0]]
+    # Only the longest few, in time order.
+    many = step_quantiles([10.0] * 40 + [30.0 + i for i in range(30)], None,
+                          [0.0] * 70, [float(i) for i in range(70)])
+    assert [s[0] for s in many["longest"]] == [float(i) for i in
+                                               range(70 - LONGEST_STEPS, 70)]
+    assert many["longest"][0][2] is None
+    assert "longest" not in step_quantiles(times, None, gc_ms)
+    with pytest.raises(ValueError, match="19 collection times for 20 steps"):
+        step_quantiles(times, None, gc_ms[:19])
+
+
+def test_gc_clock_times_this_processs_collections():
+    import gc
+
+    from cell import GcClock
+
+    with GcClock() as clock:
+        gc.collect()
+        gc.collect(0)
+    seen = list(clock.collections)
+    assert seen[0] >= 1 and seen[2] >= 1 and clock.ms > 0
+    assert clock.max_ms <= clock.ms
+    n = len(gc.callbacks)
+    gc.collect()
+    assert clock.collections == seen and len(gc.callbacks) == n
+    assert set(clock.summary()) == {"ms", "max_ms", "collections"}
+
+
+def test_spec_counters_keep_the_engine_cores_output_period():
+    from types import SimpleNamespace
+
+    import abab
+
+    counters = abab.SpecCounters()
+    # A step with two decode requests 12 and 14 ms since their last outputs,
+    # a step that only gave first tokens (no inter-token latencies), and a
+    # record without iteration stats.
+    counters.record(SimpleNamespace(spec_decoding_stats=None),
+                    SimpleNamespace(inter_token_latencies_iter=[0.012, 0.014]))
+    counters.record(SimpleNamespace(spec_decoding_stats=None),
+                    SimpleNamespace(inter_token_latencies_iter=[]))
+    counters.record(SimpleNamespace(spec_decoding_stats=None))
+    assert counters.core_period_ms == [pytest.approx(13.0)]
+    assert counters.totals["steps"] == 3
+    rec = abab.with_core_periods({"n": 2, "p50": 10.0, "long_share": 0.5},
+                                 [10.0, 10.0, 40.0], {"ms": 3.0, "max_ms": 2.0,
+                                                      "collections": [3, 0, 0]})
+    assert rec["core"]["p50"] == 10.0
+    assert rec["core"]["long_share"] == pytest.approx(40 / 60)
+    assert rec["gc"]["ms"] == 3.0
+    assert abab.with_core_periods(None, [10.0], None) is None
+    assert "core" not in abab.with_core_periods({"n": 0}, [], None)
+
+
 def test_run_workload_counts_the_steps_that_give_a_first_token():
     """A stand-in engine: each step gives every running request one token;
     a request added before a step gets its first token from that step."""
@@ -858,3 +931,51 @@ def test_run_workload_counts_the_steps_that_give_a_first_token():
     q = res["step_ms"]
     assert q["n"] == 6 and q["prefill"]["n"] == 2 and q["decode"]["n"] == 4
     assert len(res["requests"]) == 4
+    assert q["gc_ms"] >= 0 and set(res["gc"]) == {"ms", "max_ms", "collections"}
+
+
+def test_run_workload_puts_a_collection_in_the_step_that_ran_it():
+    """A stand-in engine whose fourth step collects (as a client's collector
+    would, inside ``engine.step()``) and sleeps: that step is the long one,
+    and the collection is counted in it."""
+    import gc
+    import time
+    from types import SimpleNamespace
+
+    from cell import run_workload
+
+    class Engine:
+        def __init__(self):
+            self.running: dict[str, int] = {}
+            self.steps = 0
+
+        def add_request(self, rid, prompt, params):
+            self.running[rid] = 0
+
+        def step(self):
+            self.steps += 1
+            if self.steps == 4:
+                gc.collect()
+                time.sleep(0.05)
+            else:
+                time.sleep(0.002)
+            outs = []
+            for rid in list(self.running):
+                self.running[rid] += 1
+                n = self.running[rid]
+                outs.append(SimpleNamespace(
+                    request_id=rid, finished=n == 6,
+                    outputs=[SimpleNamespace(token_ids=list(range(n)))]))
+                if n == 6:
+                    del self.running[rid]
+            return outs
+
+        def get_metrics(self):
+            return []
+
+    res = run_workload(Engine(), [[1, 2]], 1, 1, 6, None, "t")
+    q = res["step_ms"]
+    assert q["n"] == 6 and res["gc"]["collections"][2] >= 1
+    (start, ms, firsts, gc_in) = q["longest"][0]
+    assert len(q["longest"]) == 1 and ms >= 50 and gc_in > 0 and firsts == 0
+    assert q["gc_ms_in_long"] == gc_in
