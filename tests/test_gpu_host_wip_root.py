@@ -55,7 +55,7 @@ def test_the_wip_is_laid_over_a_copy_and_its_env_imports_it(tmp_path):
     tgz = _tgz(tmp_path / "wip.tgz", {"vllm/rule.py": "WIDTH = 'wip'\n",
                                       "vllm/planner.py": "PLAN = 1\n"})
     wip = tmp_path / "wip-root"
-    r = _run(tmp_path, root, str(tgz), str(wip))
+    r = _run(tmp_path, root, "--root", str(wip), str(tgz))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str(wip)
     env_sh = wip / "env.sh"
@@ -69,20 +69,38 @@ def test_the_wip_is_laid_over_a_copy_and_its_env_imports_it(tmp_path):
     assert not (root / "vsrc" / "vllm" / "planner.py").exists()
     # Again: the old copy is replaced, not merged into.
     _tgz(tgz, {"vllm/rule.py": "WIDTH = 'wip2'\n"})
-    assert _run(tmp_path, root, str(tgz), str(wip)).returncode == 0
+    assert _run(tmp_path, root, "--root", str(wip), str(tgz)).returncode == 0
     assert not (wip / "vsrc" / "vllm" / "planner.py").exists()
     assert _in_env(env_sh, "import vllm.rule as r; print(r.WIDTH)") == "wip2"
 
 
+def test_two_wips_on_different_files_are_laid_together(tmp_path):
+    root = _staged(tmp_path)
+    width = _tgz(tmp_path / "width.tgz", {"vllm/rule.py": "WIDTH = 'wip'\n"})
+    once = _tgz(tmp_path / "once.tgz", {"vllm/kernels.py": "ONCE = True\n"})
+    r = _run(tmp_path, root, "--root", str(tmp_path / "w"), str(width), str(once))
+    assert r.returncode == 0, r.stderr
+    assert _in_env(tmp_path / "w" / "env.sh", "import vllm.rule as r, vllm.kernels as k; "
+                   "print(r.WIDTH, k.ONCE)") == "wip True"
+    # Both changing one file: which wins would depend on the order; refused.
+    clash = _tgz(tmp_path / "clash.tgz", {"vllm/rule.py": "WIDTH = 'other'\n"})
+    r = _run(tmp_path, root, "--root", str(tmp_path / "w2"), str(width), str(clash))
+    assert r.returncode == 2 and "both change vllm/rule.py" in r.stderr
+    assert not (tmp_path / "w2").exists()
+
+
 def test_bad_input_is_one_clear_error(tmp_path):
     root = _staged(tmp_path)
-    r = _run(tmp_path, root, str(tmp_path / "none.tgz"), str(tmp_path / "w"))
+    w = str(tmp_path / "w")
+    r = _run(tmp_path, root, "--root", w, str(tmp_path / "none.tgz"))
     assert r.returncode == 2 and "carry the wip's tarball" in r.stderr
     stray = _tgz(tmp_path / "stray.tgz", {"vllm/rule.py": "", "tests/x.py": ""})
-    r = _run(tmp_path, root, str(stray), str(tmp_path / "w"))
+    r = _run(tmp_path, root, "--root", w, str(stray))
     assert r.returncode == 2 and "tests/x.py" in r.stderr and not (tmp_path / "w").exists()
     good = _tgz(tmp_path / "good.tgz", {"vllm/rule.py": ""})
-    r = _run(tmp_path, tmp_path / "unstaged", str(good), str(tmp_path / "w"))
+    r = _run(tmp_path, tmp_path / "unstaged", "--root", w, str(good))
     assert r.returncode == 1 and "stage the bundle first" in r.stderr
+    r = _run(tmp_path, root, "--root", w)
+    assert r.returncode == 2 and "at least one TGZ" in r.stderr
     r = _run(tmp_path, root)
     assert r.returncode == 2 and r.stdout.startswith("Usage: bash scripts/gpu-host/wip-root.sh")

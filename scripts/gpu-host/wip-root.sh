@@ -1,38 +1,52 @@
 #!/usr/bin/env bash
-# Usage: bash scripts/gpu-host/wip-root.sh TGZ [WIP_ROOT] | --help
+# Usage: bash scripts/gpu-host/wip-root.sh [--root WIP_ROOT] TGZ... | --help
 #
-# On a staged GPU host: a root for a work-in-progress series without repacking.
-# Copies the staged vllm package ($GPU_HOST_ROOT/vsrc) to WIP_ROOT/vsrc, lays TGZ
-# over the copy (the files the wip's patches change, tarred from the vllm
+# On a staged GPU host: a root for work-in-progress series without repacking.
+# Copies the staged vllm package ($GPU_HOST_ROOT/vsrc) to WIP_ROOT/vsrc, lays each
+# TGZ over the copy (the files a wip's patches change, tarred from the vllm
 # checkout: `git -C vllm archive <wip branch> $(git -C vllm diff --name-only
 # --diff-filter=AM dsl <wip branch> -- vllm)`, carried in an ignored
 # .gpu-bundles/wip/), and writes WIP_ROOT/env.sh: the staged env.sh with
-# PYTHONPATH on the copy. Then run what needs the wip with
-# GPU_HOST_ROOT=WIP_ROOT (ab-run.sh, ab-start.sh, suite.sh source its env.sh).
-# Every engine the wip's env starts runs the wip's code, SD and target-only
-# arms included (the parent process builds every engine's config). Prints
-# WIP_ROOT; checks that the copy's vllm imports from the copy.
+# PYTHONPATH on the copy. Several wips may be laid together only where they
+# change different files (each is a diff against the series, not against the
+# others). Then run what needs them with GPU_HOST_ROOT=WIP_ROOT (ab-run.sh,
+# ab-start.sh, suite.sh source its env.sh). Every engine the wips' env starts
+# runs their code, SD and target-only arms included (the parent process builds
+# every engine's config). Prints WIP_ROOT; checks that the copy's vllm imports
+# from the copy.
 #
-#   WIP_ROOT       default /tmp/gpuhost-wip (replaced if it exists)
+#   --root WIP_ROOT  default /tmp/gpuhost-wip (replaced if it exists)
 # Environment: GPU_HOST_ROOT  staged root (default /tmp/gpuhost)
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 help_or_usage "$@"
-tgz=$1
-wip=${2:-/tmp/gpuhost-wip}
+wip=/tmp/gpuhost-wip
+if [[ "$1" == --root ]]; then
+  [[ $# -ge 3 ]] || { echo "wip-root.sh: --root DIR, then at least one TGZ" >&2; exit 2; }
+  wip=$2; shift 2
+fi
 root=${GPU_HOST_ROOT:-/tmp/gpuhost}
-[[ -f "$tgz" ]] || {
-  echo "wip-root.sh: no $tgz: carry the wip's tarball (.gpu-bundles/wip/<name>.tgz)" >&2; exit 2; }
+seen=$(mktemp)
+trap 'rm -f "$seen"' EXIT
+for tgz in "$@"; do
+  [[ -f "$tgz" ]] || {
+    echo "wip-root.sh: no $tgz: carry the wip's tarball (.gpu-bundles/wip/<name>.tgz)" >&2; exit 2; }
+  files=$(tar tzf "$tgz" | grep -v '/$' || true)
+  bad=$(grep -v '^vllm/' <<< "$files" | grep . | head -1 || true)
+  [[ -z "$bad" ]] || {
+    echo "wip-root.sh: $tgz holds $bad: only files of the vllm package (vllm/...) may be laid over it" >&2; exit 2; }
+  both=$(grep -Fxf "$seen" <<< "$files" | head -1 || true)
+  [[ -z "$both" ]] || {
+    echo "wip-root.sh: $tgz and an earlier tarball both change $both: lay wips together only where they change different files" >&2; exit 2; }
+  echo "$files" >> "$seen"
+done
 [[ -f "$root/env.sh" && -d "$root/vsrc/vllm" ]] || {
   echo "wip-root.sh: no staged package in $root: stage the bundle first (docs/gpu-host.md)" >&2; exit 1; }
-bad=$(tar tzf "$tgz" | grep -v '^vllm/' | head -1 || true)
-[[ -z "$bad" ]] || {
-  echo "wip-root.sh: $tgz holds $bad: only files of the vllm package (vllm/...) may be laid over it" >&2; exit 2; }
 rm -rf "$wip"
 mkdir -p "$wip"
 cp -a "$root/vsrc" "$wip/vsrc"
-tar xzf "$tgz" -C "$wip/vsrc"
+for tgz in "$@"; do tar xzf "$tgz" -C "$wip/vsrc"; done
 site=$(. "$root/env.sh" && printf '%s' "${PYTHONPATH:-}" | tr ':' '\n' | grep -vx "$root/vsrc" | paste -sd: -)
 { echo "source $root/env.sh"; echo "export PYTHONPATH=$wip/vsrc${site:+:$site}"; } > "$wip/env.sh"
 got=$(. "$wip/env.sh" && cd / && python3 -c 'import vllm, os; print(os.path.dirname(vllm.__file__))')
