@@ -464,7 +464,9 @@ def pack_code(tree: Path, out: Path, tmp_path: Path, cap: int = CAP,
         str(cap),
         "--out",
         out,
-        env={"VLLM_DIR": str(tree), "DSL_CACHE": str(tmp_path / "cache"), **env},
+        # No kept rows unless a test keeps some (not the repository's).
+        env={"VLLM_DIR": str(tree), "DSL_CACHE": str(tmp_path / "cache"),
+             "ROWS_DIR": str(tmp_path / "no-rows"), **env},
         check=check,
     )
 
