@@ -956,7 +956,7 @@ def test_run_workload_puts_a_collection_in_the_step_that_ran_it():
             self.steps += 1
             if self.steps == 4:
                 gc.collect()
-                time.sleep(0.05)
+                time.sleep(0.3)
             else:
                 time.sleep(0.002)
             outs = []
@@ -976,6 +976,9 @@ def test_run_workload_puts_a_collection_in_the_step_that_ran_it():
     res = run_workload(Engine(), [[1, 2]], 1, 1, 6, None, "t")
     q = res["step_ms"]
     assert q["n"] == 6 and res["gc"]["collections"][2] >= 1
-    (start, ms, firsts, gc_in) = q["longest"][0]
-    assert len(q["longest"]) == 1 and ms >= 50 and gc_in > 0 and firsts == 0
-    assert q["gc_ms_in_long"] == gc_in
+    # On a loaded machine other steps may also run past twice the median;
+    # the collecting step is the longest one and holds the collection.
+    start, ms, firsts, gc_in = max(q["longest"], key=lambda s: s[3])
+    assert ms >= 300 and gc_in > 0 and firsts == 0 and start > 0
+    assert ms == max(s[1] for s in q["longest"])
+    assert q["gc_ms_in_long"] >= gc_in
