@@ -153,8 +153,12 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
             steps.add(1e3 * (t_step - t_start), 1e3 * (now - t_step), firsts,
                       gc_clock.ms - gc_before)
     wall = time.perf_counter() - t_start
+    step_ms = steps.quantiles()
+    # Where the steps' starts count from, on the clock other processes'
+    # traces read (perf_counter is CLOCK_MONOTONIC on Linux; gc_trace).
+    step_ms["start_monotonic_s"] = t_start
     return {"wall_s": wall, "requests": done,
-            "step_ms": steps.quantiles(), "gc": gc_clock.summary(),
+            "step_ms": step_ms, "gc": gc_clock.summary(),
             "counters": counter_delta(before, spec_counters(engine))}
 
 

@@ -973,8 +973,12 @@ def test_run_workload_puts_a_collection_in_the_step_that_ran_it():
         def get_metrics(self):
             return []
 
+    t_before = time.monotonic()
     res = run_workload(Engine(), [[1, 2]], 1, 1, 6, None, "t")
+    t_after = time.monotonic()
     q = res["step_ms"]
+    # The steps' origin is on the clock gc_trace's per-process traces read.
+    assert t_before <= q["start_monotonic_s"] <= t_after - res["wall_s"]
     assert q["n"] == 6 and res["gc"]["collections"][2] >= 1
     # On a loaded machine other steps may also run past twice the median;
     # the collecting step is the longest one and holds the collection.
