@@ -67,6 +67,7 @@ import argparse
 import contextlib
 import json
 import os
+import random
 import statistics
 import sys
 import time
@@ -359,6 +360,24 @@ def start_engines(arms: list[dict], start, dsl_alone: bool) -> list:
     return engines
 
 
+def parse_output_lengths(text: str) -> tuple[int, int]:
+    """``LO-HI`` with 1 <= LO <= HI (``--output-lengths``)."""
+    lo, sep, hi = text.partition("-")
+    if not (sep and lo.isdigit() and hi.isdigit() and 1 <= int(lo) <= int(hi)):
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not LO-HI with 1 <= LO <= HI (e.g. 64-256)")
+    return int(lo), int(hi)
+
+
+def request_lengths(bounds: tuple[int, int] | None, n: int) -> list[int] | None:
+    """The output length of each of a point's ``n`` requests: drawn from one
+    fixed seed, so every arm and round of the point runs the same requests."""
+    if bounds is None:
+        return None
+    rng = random.Random(0)
+    return [rng.randint(*bounds) for _ in range(n)]
+
+
 def call_rpc(engine, method: str) -> None:
     """Call ``method`` on every worker; each must return a truthy value (a
     variant that did not take effect would make the A/B meaningless)."""
@@ -378,6 +397,14 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--rounds", type=int, default=6)
     ap.add_argument("--base-requests", type=int, default=16)
     ap.add_argument("--max-tokens", type=int, default=128)
+    ap.add_argument("--output-lengths", type=parse_output_lengths,
+                    help="LO-HI: each request generates a length drawn uniformly "
+                         "from LO..HI (seeded: the same lengths for every arm and "
+                         "round) instead of --max-tokens, so requests finish at "
+                         "different steps and their successors' prefills spread "
+                         "over the round instead of arriving as one burst per wave")
+    ap.add_argument("--waves", type=int, default=2,
+                    help="requests per point: max(--base-requests, WAVES x c)")
     ap.add_argument("--engine", default="{}", help="EngineArgs overrides, JSON")
     ap.add_argument("--dsl-starts-alone", action="store_true",
                     help="start the DSL arms one at a time after the others are "
@@ -398,6 +425,8 @@ def main(argv: list[str]) -> int:
                     help="selection.json of run.py --phase select (for sd*, dsl*)")
     ap.add_argument("--select-at", help="its key (default <dataset>-c<first c>)")
     args = ap.parse_args(argv)
+    if args.waves < 1:
+        ap.error(f"--waves: {args.waves} must be at least 1")
     conc = [int(c) for c in args.concurrency.split(",")]
     selection = None
     if args.selection:
@@ -465,6 +494,9 @@ def main(argv: list[str]) -> int:
                  "selection": selection, "engine": json.loads(args.engine),
                  "target": args.target, "draft": args.draft,
                  "max_tokens": args.max_tokens, "rounds": args.rounds,
+                 "output_lengths": (list(args.output_lengths)
+                                    if args.output_lengths else None),
+                 "waves": args.waves,
                  "init_s": init_s, "failed": failed, "points": [],
                  "bystanders": [[]]}
     lines: list[str] = []
@@ -475,7 +507,8 @@ def main(argv: list[str]) -> int:
         nonlocal printed
         note = f" [bystanders alive: {', '.join(alive)}]" if alive else ""
         for c in conc:
-            n = num_requests(c, args.base_requests)
+            n = num_requests(c, args.base_requests, args.waves)
+            lengths = request_lengths(args.output_lengths, n)
             tpots: dict[str, list[float]] = {a["name"]: [] for a in arms}
             counters: dict[str, list[dict]] = {a["name"]: [] for a in arms}
             per_step: dict[str, list[float]] = {a["name"]: [] for a in arms}
@@ -492,7 +525,7 @@ def main(argv: list[str]) -> int:
                     periods_before = len(spec[arms[i]["name"]].core_period_ms)
                     try:
                         res = run_workload(engines[i], prompts, c, n, args.max_tokens,
-                                           None, f"r{r}c{c}")
+                                           None, f"r{r}c{c}", output_lengths=lengths)
                     except Exception as e:  # noqa: BLE001
                         if i == 0:
                             raise

@@ -41,6 +41,7 @@ import os
 import sys
 import time
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,17 +100,26 @@ def engine_args(cell: dict):
 
 def run_workload(engine, prompts: list[list[int]], concurrency: int,
                  num_requests: int, max_tokens: int,
-                 extra_args: dict | None, tag: str) -> dict:
+                 extra_args: dict | None, tag: str,
+                 output_lengths: Sequence[int] | None = None) -> dict:
     """Closed loop: ``concurrency`` requests in flight until ``num_requests``
     have finished. Every step's outputs are timestamped; every step's start,
     duration, first tokens and the client's collection time inside it are
-    logged (``step_quantiles``)."""
+    logged (``step_quantiles``).
+
+    Each request generates ``max_tokens`` tokens, or, with ``output_lengths``,
+    request ``i`` generates ``output_lengths[i % len(output_lengths)]``:
+    requests of one length started together also finish together, so the
+    next wave's prefills arrive as one burst (``abab.py --output-lengths``)."""
     from vllm import SamplingParams
 
-    params = SamplingParams(temperature=0.0, max_tokens=max_tokens,
-                            ignore_eos=True, detokenize=False,
-                            extra_args=extra_args or None)
-    queue = deque((f"{tag}-{i}", prompts[i % len(prompts)])
+    lengths = list(output_lengths) if output_lengths else [max_tokens]
+    params = {n: SamplingParams(temperature=0.0, max_tokens=n,
+                                ignore_eos=True, detokenize=False,
+                                extra_args=extra_args or None)
+              for n in set(lengths)}
+    queue = deque((f"{tag}-{i}", prompts[i % len(prompts)],
+                   params[lengths[i % len(lengths)]])
                   for i in range(num_requests))
     inflight: dict[str, dict] = {}
     done: list[dict] = []
@@ -119,8 +129,8 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
     with GcClock() as gc_clock:
         while queue or inflight:
             while queue and len(inflight) < concurrency:
-                rid, prompt = queue.popleft()
-                engine.add_request(rid, {"prompt_token_ids": prompt}, params)
+                rid, prompt, req_params = queue.popleft()
+                engine.add_request(rid, {"prompt_token_ids": prompt}, req_params)
                 inflight[rid] = {"t_add": time.perf_counter(), "times": [],
                                  "deltas": [], "n": 0, "prompt_len": len(prompt)}
             gc_before = gc_clock.ms

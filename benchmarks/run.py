@@ -79,9 +79,9 @@ def load_prompts(folder: Path, name: str, max_prompt_tokens: int) -> list[list[i
             if len(r["prompt_token_ids"]) <= max_prompt_tokens]
 
 
-def num_requests(c: int, base: int) -> int:
-    """Requests per workload: at least ``base``, and two waves of ``c``."""
-    return max(base, 2 * c)
+def num_requests(c: int, base: int, waves: int = 2) -> int:
+    """Requests per workload: at least ``base``, and ``waves`` waves of ``c``."""
+    return max(base, waves * c)
 
 
 def workloads(datasets, splits, concurrency, reps, base):

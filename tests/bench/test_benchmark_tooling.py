@@ -295,6 +295,8 @@ class _FakeEngines:
         self.loggers: dict[str, object] = {}
         # ("start", arm) and ("run", arm, tag), in the order they happened.
         self.events: list[tuple] = []
+        # (arm, tag, requests, output lengths) of every workload run.
+        self.lengths: list[tuple] = []
 
     def install(self, monkeypatch, abab):
         import vllm.v1.engine.llm_engine as llm_engine
@@ -327,8 +329,10 @@ class _FakeEngines:
         monkeypatch.setattr(llm_engine.LLMEngine, "from_engine_args",
                             staticmethod(from_engine_args))
 
-        def run_workload(engine, prompts, c, n, max_tokens, extra, tag):
+        def run_workload(engine, prompts, c, n, max_tokens, extra, tag,
+                         output_lengths=None):
             self.events.append(("run", engine, tag))
+            self.lengths.append((engine, tag, n, output_lengths))
             if tag.startswith("r") and self.run_fails.get(engine) == tag:
                 raise RuntimeError(f"{engine} died")
             logger = self.loggers[engine]
@@ -414,6 +418,40 @@ def test_abab_a_bystander_that_fails_to_start_is_left_out(tmp_path, monkeypatch)
     assert data["failed"] == {"dsl6": "start-up: RuntimeError: dsl6 out of memory"}
     assert any(line == "bystanders dsl6 did not start: nothing new to measure beside"
                for line in data["summary"])
+
+
+def test_abab_runs_every_arm_and_round_of_a_point_with_the_same_output_lengths(
+        tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    fake = _FakeEngines()
+    fake.install(monkeypatch, abab)
+    assert abab.main(args + ["--output-lengths", "3-9", "--waves", "3"]) == 0
+    data = json.loads(out.read_text())
+    assert data["output_lengths"] == [3, 9] and data["waves"] == 3
+    rounds = [x for x in fake.lengths if x[1].startswith("r")]
+    assert len(rounds) == 2 * 2 * 2  # 2 c x 2 rounds x 2 arms
+    for c, n in ((1, 3), (8, 24)):
+        runs = [x for x in rounds if x[1].endswith(f"c{c}")]
+        assert {x[2] for x in runs} == {n}
+        lengths = runs[0][3]
+        assert len(lengths) == n and all(3 <= m <= 9 for m in lengths)
+        assert all(x[3] == lengths for x in runs)
+    # Different lengths, or the requests would still finish in waves.
+    assert len(set(rounds[-1][3])) > 1
+    # Warm-up runs and the default stay at --max-tokens.
+    assert all(x[3] is None for x in fake.lengths if not x[1].startswith("r"))
+
+
+@pytest.mark.parametrize("bad", ["9-3", "0-4", "64", "a-b", "-5"])
+def test_abab_output_lengths_bad_input(tmp_path, monkeypatch, capsys, bad):
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    _FakeEngines().install(monkeypatch, abab)
+    with pytest.raises(SystemExit):
+        abab.main(args + ["--output-lengths", bad])
+    assert "--output-lengths" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        abab.main(args + ["--waves", "0"])
+    assert "--waves" in capsys.readouterr().err
 
 
 def test_abab_bystanders_bad_input(tmp_path, monkeypatch):
@@ -932,6 +970,45 @@ def test_run_workload_counts_the_steps_that_give_a_first_token():
     assert q["n"] == 6 and q["prefill"]["n"] == 2 and q["decode"]["n"] == 4
     assert len(res["requests"]) == 4
     assert q["gc_ms"] >= 0 and set(res["gc"]) == {"ms", "max_ms", "collections"}
+
+
+def test_run_workload_gives_each_request_its_output_length():
+    """A stand-in engine that finishes a request at its own ``max_tokens``:
+    with ``output_lengths`` request i runs to ``lengths[i % len]`` tokens;
+    without, every request runs to ``max_tokens``."""
+    from types import SimpleNamespace
+
+    from cell import run_workload
+
+    class Engine:
+        def __init__(self):
+            self.running: dict[str, list[int]] = {}
+
+        def add_request(self, rid, prompt, params):
+            self.running[rid] = [0, params.max_tokens]
+
+        def step(self):
+            outs = []
+            for rid, rec in list(self.running.items()):
+                rec[0] += 1
+                outs.append(SimpleNamespace(
+                    request_id=rid, finished=rec[0] == rec[1],
+                    outputs=[SimpleNamespace(token_ids=list(range(rec[0])))]))
+                if rec[0] == rec[1]:
+                    del self.running[rid]
+            return outs
+
+        def get_metrics(self):
+            return []
+
+    res = run_workload(Engine(), [[1, 2]], 2, 5, 4, None, "t", output_lengths=[2, 7, 3])
+    assert sorted(r["num_tokens"] for r in res["requests"]) == sorted([2, 7, 3, 2, 7])
+    # Requests 0 and 1 start together; 0 finishes after 2 steps and request 2
+    # takes its place while 1 still runs: the first tokens no longer come in waves.
+    assert res["step_ms"]["prefill"]["n"] == 4
+    res = run_workload(Engine(), [[1, 2]], 2, 4, 4, None, "t")
+    assert [r["num_tokens"] for r in res["requests"]] == [4, 4, 4, 4]
+    assert res["step_ms"]["prefill"]["n"] == 2
 
 
 def test_run_workload_puts_a_collection_in_the_step_that_ran_it():
