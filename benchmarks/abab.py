@@ -75,7 +75,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from cell import duration_quantiles, engine_args, run_workload  # noqa: E402
+from cell import ARRIVAL_WINDOW, duration_quantiles, engine_args, run_workload  # noqa: E402
 from profile_step import add_model_args, arm_cell, parse_arm  # noqa: E402
 from run import load_prompts, num_requests  # noqa: E402
 
@@ -211,7 +211,10 @@ def step_line(step_rounds: list[dict | None], tpots: list[float],
     carries the steps that run arriving requests' prefills; where the rounds
     split their steps (``cell.step_quantiles``), the decode-only steps'
     median and 90th percentile and the share of time in steps that gave a
-    request its first token; None without step records."""
+    request its first token; where they record arrivals
+    (``cell.after_arrival``), how many of the long steps came within
+    ``ARRIVAL_WINDOW`` steps of a request's arrival, and how much of their
+    time; None without step records."""
     medians = [r["p50"] for r in step_rounds if r and r.get("n")]
     if not medians or not tpots or not per_step:
         return None
@@ -235,6 +238,18 @@ def step_line(step_rounds: list[dict | None], tpots: list[float],
                  f"{statistics.median(r['core']['p50'] for r in core):.2f} ms, long share "
                  f"{statistics.fmean(r['core']['long_share'] for r in core):.0%} (client "
                  f"{statistics.fmean(r['long_share'] for r in core):.0%})")
+    near = [(r["n"], r["after_arrival"]) for r in step_rounds
+            if r and r.get("after_arrival")]
+    long = sum(a["long"] for _, a in near)
+    if long:
+        long_ms = sum(a["long_ms"] for _, a in near)
+        near_ms = sum(a["long_ms_near_arrival"] for _, a in near)
+        near_share = (sum(a["steps_near_arrival"] for _, a in near)
+                      / sum(n for n, _ in near))
+        text += (f"; long steps within {ARRIVAL_WINDOW} of an arrival "
+                 f"{sum(a['long_near_arrival'] for _, a in near)} of {long} "
+                 f"({near_ms / long_ms:.0%} of their time; such steps "
+                 f"{near_share:.0%} of all)")
     gcs = [r["gc"] for r in step_rounds if r and r.get("gc")]
     if gcs:
         text += (f"; client GC {statistics.fmean(g['ms'] for g in gcs):.0f} ms a round"

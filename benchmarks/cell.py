@@ -128,7 +128,9 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
     t_start = time.perf_counter()
     with GcClock() as gc_clock:
         while queue or inflight:
+            added = 0
             while queue and len(inflight) < concurrency:
+                added += 1
                 rid, prompt, req_params = queue.popleft()
                 engine.add_request(rid, {"prompt_token_ids": prompt}, req_params)
                 inflight[rid] = {"t_add": time.perf_counter(), "times": [],
@@ -161,7 +163,7 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
                         "deltas": rec["deltas"],
                     })
             steps.add(1e3 * (t_step - t_start), 1e3 * (now - t_step), firsts,
-                      gc_clock.ms - gc_before)
+                      gc_clock.ms - gc_before, added)
     wall = time.perf_counter() - t_start
     step_ms = steps.quantiles()
     # Where the steps' starts count from, on the clock other processes'
@@ -175,22 +177,55 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
 @dataclass
 class StepLog:
     """Per client step: its start (ms since the workload began), duration
-    (ms), how many requests got their first token, and the client's garbage
-    collection time inside it (ms)."""
+    (ms), how many requests got their first token, the client's garbage
+    collection time inside it (ms), and how many requests were added just
+    before it."""
 
     at: list[float] = field(default_factory=list)
     ms: list[float] = field(default_factory=list)
     firsts: list[int] = field(default_factory=list)
     gc_ms: list[float] = field(default_factory=list)
+    added: list[int] = field(default_factory=list)
 
-    def add(self, at: float, ms: float, firsts: int, gc_ms: float) -> None:
+    def add(self, at: float, ms: float, firsts: int, gc_ms: float,
+            added: int = 0) -> None:
         self.at.append(at)
         self.ms.append(ms)
         self.firsts.append(firsts)
         self.gc_ms.append(gc_ms)
+        self.added.append(added)
 
     def quantiles(self) -> dict:
-        return step_quantiles(self.ms, self.firsts, self.gc_ms, self.at)
+        out = step_quantiles(self.ms, self.firsts, self.gc_ms, self.at)
+        if out["n"]:
+            out["after_arrival"] = after_arrival(self.ms, self.added)
+            out["trace"] = {"at_ms": [round(x, 2) for x in self.at],
+                            "ms": [round(x, 3) for x in self.ms],
+                            "firsts": list(self.firsts), "added": list(self.added)}
+        return out
+
+
+ARRIVAL_WINDOW = 3
+
+
+def after_arrival(step_ms: list[float], added: list[int]) -> dict:
+    """Whether the long steps (over twice the median) are the ones that run
+    arriving requests' prefills: the steps that a request was added before,
+    or one of the ``ARRIVAL_WINDOW - 1`` steps after such a step (the engine
+    core runs ahead of the client: under async scheduling a prefill's time can
+    show in the client's next calls, and its first token later still). Gives
+    the long steps' count and time, and how many of them, and how much of
+    their time, fall in such a window."""
+    if len(added) != len(step_ms):
+        raise ValueError(f"{len(added)} arrival counts for {len(step_ms)} steps")
+    median = duration_quantiles(step_ms)["p50"]
+    near = [any(added[max(0, i - ARRIVAL_WINDOW + 1):i + 1])
+            for i in range(len(step_ms))]
+    long = [i for i, t in enumerate(step_ms) if t > 2 * median]
+    return {"long": len(long), "long_ms": sum(step_ms[i] for i in long),
+            "long_near_arrival": sum(near[i] for i in long),
+            "long_ms_near_arrival": sum(step_ms[i] for i in long if near[i]),
+            "steps_near_arrival": sum(near)}
 
 
 class GcClock:

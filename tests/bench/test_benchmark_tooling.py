@@ -1006,9 +1006,46 @@ def test_run_workload_gives_each_request_its_output_length():
     # Requests 0 and 1 start together; 0 finishes after 2 steps and request 2
     # takes its place while 1 still runs: the first tokens no longer come in waves.
     assert res["step_ms"]["prefill"]["n"] == 4
+    # Each step's record says how many requests were added just before it.
+    # (r0: steps 1-2, r1: 1-7, r2: 3-5, r3: 6-7, r4: 8-14.)
+    assert res["step_ms"]["trace"]["added"] == [2, 0, 1, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0]
+    assert res["step_ms"]["trace"]["firsts"] == res["step_ms"]["trace"]["added"]
+    assert len(res["step_ms"]["trace"]["ms"]) == res["step_ms"]["n"] == 14
     res = run_workload(Engine(), [[1, 2]], 2, 4, 4, None, "t")
     assert [r["num_tokens"] for r in res["requests"]] == [4, 4, 4, 4]
     assert res["step_ms"]["prefill"]["n"] == 2
+
+
+def test_after_arrival_counts_the_long_steps_that_follow_an_arrival():
+    from cell import ARRIVAL_WINDOW, after_arrival
+
+    assert ARRIVAL_WINDOW == 3
+    # Median 10 ms: steps 2 (30 ms, two steps after an arrival) and 6 (25 ms,
+    # four after the last arrival) are long; steps 0-2 follow an arrival.
+    got = after_arrival([10, 10, 30, 10, 10, 10, 25, 10], [1, 0, 0, 0, 0, 0, 0, 0])
+    assert got == {"long": 2, "long_ms": 55, "long_near_arrival": 1,
+                   "long_ms_near_arrival": 30, "steps_near_arrival": 3}
+    # An arrival before step 4 as well brings step 6 into its window.
+    got = after_arrival([10, 10, 30, 10, 10, 10, 25, 10], [1, 0, 0, 0, 1, 0, 0, 0])
+    assert got["long_near_arrival"] == 2 and got["steps_near_arrival"] == 6
+    with pytest.raises(ValueError, match="2 arrival counts for 3 steps"):
+        after_arrival([1, 2, 3], [0, 0])
+
+
+def test_step_line_reports_the_long_steps_near_an_arrival():
+    import abab
+
+    rounds = [{"n": 8, "p50": 10.0,
+               "after_arrival": {"long": 2, "long_ms": 55.0, "long_near_arrival": 1,
+                                 "long_ms_near_arrival": 30.0,
+                                 "steps_near_arrival": 3}},
+              {"n": 8, "p50": 10.0,
+               "after_arrival": {"long": 2, "long_ms": 45.0, "long_near_arrival": 2,
+                                 "long_ms_near_arrival": 45.0,
+                                 "steps_near_arrival": 5}}]
+    text = abab.step_line(rounds, [5.0, 5.0], [2.0, 2.0])
+    assert ("long steps within 3 of an arrival 3 of 4 (75% of their time; "
+            "such steps 50% of all)") in text
 
 
 def test_run_workload_puts_a_collection_in_the_step_that_ran_it():
