@@ -375,6 +375,9 @@ def start_engines(arms: list[dict], start, dsl_alone: bool) -> list:
     return engines
 
 
+WARM_LENGTHS = (4, 32)
+
+
 def parse_output_lengths(text: str) -> tuple[int, int]:
     """``LO-HI`` with 1 <= LO <= HI (``--output-lengths``)."""
     lo, sep, hi = text.partition("-")
@@ -487,8 +490,14 @@ def main(argv: list[str]) -> int:
             engine_args(cell), stat_loggers=[stat_logger_factory(spec[arm["name"]])])
         if opts.get("rpc"):
             call_rpc(engine, opts["rpc"])
+        # Two waves of short requests of different lengths per point: batches
+        # that mix arriving prefills with decodes at every size the point
+        # reaches (the draft model's prefill-input kernel compiles again for a
+        # larger batch: session 22 saw it stall the first measured round at 64
+        # for 131-205 ms after a one-wave warm-up).
         for c in conc:
-            run_workload(engine, prompts, c, c, 16, None, f"warm{c}")
+            run_workload(engine, prompts, c, 2 * c, 16, None, f"warm{c}",
+                         output_lengths=request_lengths(WARM_LENGTHS, 2 * c))
         return engine
 
     # An arm whose engine fails (at start-up or in a round) is dropped with

@@ -438,8 +438,10 @@ def test_abab_runs_every_arm_and_round_of_a_point_with_the_same_output_lengths(
         assert all(x[3] == lengths for x in runs)
     # Different lengths, or the requests would still finish in waves.
     assert len(set(rounds[-1][3])) > 1
-    # Warm-up runs and the default stay at --max-tokens.
-    assert all(x[3] is None for x in fake.lengths if not x[1].startswith("r"))
+    # Warm-up: two waves of short requests of different lengths per point.
+    warm = [x for x in fake.lengths if x[1].startswith("warm")]
+    assert {(x[1], x[2]) for x in warm} == {("warm1", 2), ("warm8", 16)}
+    assert all(len(x[3]) == x[2] and all(4 <= m <= 32 for m in x[3]) for x in warm)
 
 
 @pytest.mark.parametrize("bad", ["9-3", "0-4", "64", "a-b", "-5"])
