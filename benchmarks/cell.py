@@ -196,9 +196,8 @@ class StepLog:
         self.added.append(added)
 
     def quantiles(self) -> dict:
-        out = step_quantiles(self.ms, self.firsts, self.gc_ms, self.at)
+        out = step_quantiles(self.ms, self.firsts, self.gc_ms, self.at, self.added)
         if out["n"]:
-            out["after_arrival"] = after_arrival(self.ms, self.added)
             out["trace"] = {"at_ms": [round(x, 2) for x in self.at],
                             "ms": [round(x, 3) for x in self.ms],
                             "firsts": list(self.firsts), "added": list(self.added)}
@@ -208,17 +207,16 @@ class StepLog:
 ARRIVAL_WINDOW = 3
 
 
-def after_arrival(step_ms: list[float], added: list[int]) -> dict:
+def after_arrival(step_ms: list[float], added: list[int], median: float) -> dict:
     """Whether the long steps (over twice the median) are the ones that run
     arriving requests' prefills: the steps that a request was added before,
     or one of the ``ARRIVAL_WINDOW - 1`` steps after such a step (the engine
     core runs ahead of the client: under async scheduling a prefill's time can
     show in the client's next calls, and its first token later still). Gives
     the long steps' count and time, and how many of them, and how much of
-    their time, fall in such a window."""
-    if len(added) != len(step_ms):
-        raise ValueError(f"{len(added)} arrival counts for {len(step_ms)} steps")
-    median = duration_quantiles(step_ms)["p50"]
+    their time, fall in such a window. ``median`` is the steps' median
+    (``step_quantiles`` has it, and checks that ``added`` has one count per
+    step)."""
     near = [any(added[max(0, i - ARRIVAL_WINDOW + 1):i + 1])
             for i in range(len(step_ms))]
     long = [i for i, t in enumerate(step_ms) if t > 2 * median]
@@ -267,7 +265,8 @@ LONGEST_STEPS = 12
 
 def step_quantiles(step_ms: list[float], firsts: list[int] | None = None,
                    gc_ms: list[float] | None = None,
-                   at_ms: list[float] | None = None) -> dict:
+                   at_ms: list[float] | None = None,
+                   added: list[int] | None = None) -> dict:
     """How long the client's ``engine.step()`` calls took (ms): their count,
     median, 90th and 99th percentile, the longest, and the share of the
     workload's time in steps over twice the median. A few long steps (a
@@ -289,11 +288,13 @@ def step_quantiles(step_ms: list[float], firsts: list[int] | None = None,
     ``at_ms`` (each step's start) as well, ``"longest"`` lists the
     ``LONGEST_STEPS`` longest steps over twice the median in time order, as
     ``[start, ms, first tokens, gc ms]``: whether stalls come alone or in a
-    rhythm, and whether the client's collector was in them."""
+    rhythm, and whether the client's collector was in them. With ``added``
+    (per step, the requests added just before it), ``"after_arrival"``
+    (``after_arrival``) says how many long steps came soon after an arrival."""
     if not step_ms:
         return {"n": 0}
     for name, values in (("first-token counts", firsts), ("collection times", gc_ms),
-                         ("step starts", at_ms)):
+                         ("step starts", at_ms), ("arrival counts", added)):
         if values is not None and len(values) != len(step_ms):
             raise ValueError(f"{len(values)} {name} for {len(step_ms)} steps")
     out = duration_quantiles(step_ms)
@@ -315,6 +316,8 @@ def step_quantiles(step_ms: list[float], firsts: list[int] | None = None,
             top = sorted(sorted(long, key=lambda i: -step_ms[i])[:LONGEST_STEPS])
             out["longest"] = [[at_ms[i], step_ms[i], firsts[i] if firsts else None,
                                gc_ms[i]] for i in top]
+    if added is not None:
+        out["after_arrival"] = after_arrival(step_ms, added, out["p50"])
     return out
 
 

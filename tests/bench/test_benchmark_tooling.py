@@ -1019,19 +1019,21 @@ def test_run_workload_gives_each_request_its_output_length():
 
 
 def test_after_arrival_counts_the_long_steps_that_follow_an_arrival():
-    from cell import ARRIVAL_WINDOW, after_arrival
+    from cell import ARRIVAL_WINDOW, step_quantiles
 
     assert ARRIVAL_WINDOW == 3
     # Median 10 ms: steps 2 (30 ms, two steps after an arrival) and 6 (25 ms,
     # four after the last arrival) are long; steps 0-2 follow an arrival.
-    got = after_arrival([10, 10, 30, 10, 10, 10, 25, 10], [1, 0, 0, 0, 0, 0, 0, 0])
+    got = step_quantiles([10, 10, 30, 10, 10, 10, 25, 10],
+                         added=[1, 0, 0, 0, 0, 0, 0, 0])["after_arrival"]
     assert got == {"long": 2, "long_ms": 55, "long_near_arrival": 1,
                    "long_ms_near_arrival": 30, "steps_near_arrival": 3}
     # An arrival before step 4 as well brings step 6 into its window.
-    got = after_arrival([10, 10, 30, 10, 10, 10, 25, 10], [1, 0, 0, 0, 1, 0, 0, 0])
+    got = step_quantiles([10, 10, 30, 10, 10, 10, 25, 10],
+                         added=[1, 0, 0, 0, 1, 0, 0, 0])["after_arrival"]
     assert got["long_near_arrival"] == 2 and got["steps_near_arrival"] == 6
     with pytest.raises(ValueError, match="2 arrival counts for 3 steps"):
-        after_arrival([1, 2, 3], [0, 0])
+        step_quantiles([1, 2, 3], added=[0, 0])
 
 
 def test_step_line_reports_the_long_steps_near_an_arrival():
