@@ -27,7 +27,8 @@ length plus one) come from the requests' own step records, and per round the
 durations of the client's ``engine.step()`` calls (``points[i]["step_ms"]``:
 median, 90th and 99th percentile, longest, and the share of time in steps
 over twice the median), so a noisy round shows whether a few steps stalled
-or every step was slower; the summary sets each arm's median step (what a
+or every step was slower (with the host's CPU counters of the round,
+``cell.HostClock``); the summary sets each arm's median step (what a
 start-up cost table prices) beside TPOT x tokens per step (which also
 carries the steps that run arriving requests' prefills). The engines'
 Prometheus counters are not per arm here (one registry per process), so every
@@ -254,15 +255,33 @@ def step_line(step_rounds: list[dict | None], tpots: list[float],
     if gcs:
         text += (f"; client GC {statistics.fmean(g['ms'] for g in gcs):.0f} ms a round"
                  f" (longest {max(g['max_ms'] for g in gcs):.0f})")
+    text += host_text([r.get("host") for r in step_rounds if r])
     return text
 
 
+def host_text(hosts: list[dict | None]) -> str:
+    """The rounds' host counters (``cell.HostClock``) in a few words: median
+    and largest per round, so a round the host was short of CPU stands out."""
+    hosts = [h for h in hosts if h]
+    parts = []
+    for key, label, scale, unit in (("busy", "CPU busy", 100, "%"),
+                                    ("steal", "steal", 100, "%"),
+                                    ("cpu_wait_ms", "CPU wait", 1, " ms"),
+                                    ("throttled_ms", "throttled", 1, " ms")):
+        values = [scale * h[key] for h in hosts if key in h]
+        if values:
+            parts.append(f"{label} {statistics.median(values):.1f}{unit} "
+                         f"(max {max(values):.1f})")
+    return f"; host a round: {', '.join(parts)}" if parts else ""
+
+
 def with_core_periods(step_ms: dict | None, periods: list[float],
-                      gc: dict | None) -> dict | None:
+                      gc: dict | None, host: dict | None = None) -> dict | None:
     """A round's client step record with the engine core's output periods of
     the same round (``"core"``: count, median, 90th and 99th percentile,
-    longest, long share; ``SpecCounters``) and the client's collections
-    (``"gc"``: ms, longest, per generation; ``cell.GcClock``)."""
+    longest, long share; ``SpecCounters``), the client's collections
+    (``"gc"``: ms, longest, per generation; ``cell.GcClock``) and what the
+    host's CPUs did meanwhile (``"host"``: ``cell.HostClock``)."""
     if step_ms is None:
         return None
     out = dict(step_ms)
@@ -270,6 +289,8 @@ def with_core_periods(step_ms: dict | None, periods: list[float],
         out["core"] = duration_quantiles(periods)
     if gc is not None:
         out["gc"] = gc
+    if host:
+        out["host"] = host
     return out
 
 
@@ -565,7 +586,7 @@ def main(argv: list[str]) -> int:
                     step_rounds[arms[i]["name"]].append(with_core_periods(
                         res.get("step_ms"),
                         spec[arms[i]["name"]].core_period_ms[periods_before:],
-                        res.get("gc")))
+                        res.get("gc"), res.get("host")))
             base = arms[0]["name"]
             spec_point = {}
             for a in arms:

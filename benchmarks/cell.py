@@ -126,12 +126,14 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
     before = spec_counters(engine)
     steps = StepLog()
     t_start = time.perf_counter()
-    with GcClock() as gc_clock:
+    with GcClock() as gc_clock, HostClock() as host_clock:
         while queue or inflight:
             added = 0
+            added_tokens = 0
             while queue and len(inflight) < concurrency:
                 added += 1
                 rid, prompt, req_params = queue.popleft()
+                added_tokens += len(prompt)
                 engine.add_request(rid, {"prompt_token_ids": prompt}, req_params)
                 inflight[rid] = {"t_add": time.perf_counter(), "times": [],
                                  "deltas": [], "n": 0, "prompt_len": len(prompt)}
@@ -163,14 +165,14 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
                         "deltas": rec["deltas"],
                     })
             steps.add(1e3 * (t_step - t_start), 1e3 * (now - t_step), firsts,
-                      gc_clock.ms - gc_before, added)
+                      gc_clock.ms - gc_before, added, added_tokens)
     wall = time.perf_counter() - t_start
     step_ms = steps.quantiles()
     # Where the steps' starts count from, on the clock other processes'
     # traces read (perf_counter is CLOCK_MONOTONIC on Linux; gc_trace).
     step_ms["start_monotonic_s"] = t_start
     return {"wall_s": wall, "requests": done,
-            "step_ms": step_ms, "gc": gc_clock.summary(),
+            "step_ms": step_ms, "gc": gc_clock.summary(), "host": host_clock.summary(),
             "counters": counter_delta(before, spec_counters(engine))}
 
 
@@ -179,28 +181,31 @@ class StepLog:
     """Per client step: its start (ms since the workload began), duration
     (ms), how many requests got their first token, the client's garbage
     collection time inside it (ms), and how many requests were added just
-    before it."""
+    before it, with how many prompt tokens."""
 
     at: list[float] = field(default_factory=list)
     ms: list[float] = field(default_factory=list)
     firsts: list[int] = field(default_factory=list)
     gc_ms: list[float] = field(default_factory=list)
     added: list[int] = field(default_factory=list)
+    added_tokens: list[int] = field(default_factory=list)
 
     def add(self, at: float, ms: float, firsts: int, gc_ms: float,
-            added: int = 0) -> None:
+            added: int = 0, added_tokens: int = 0) -> None:
         self.at.append(at)
         self.ms.append(ms)
         self.firsts.append(firsts)
         self.gc_ms.append(gc_ms)
         self.added.append(added)
+        self.added_tokens.append(added_tokens)
 
     def quantiles(self) -> dict:
         out = step_quantiles(self.ms, self.firsts, self.gc_ms, self.at, self.added)
         if out["n"]:
             out["trace"] = {"at_ms": [round(x, 2) for x in self.at],
                             "ms": [round(x, 3) for x in self.ms],
-                            "firsts": list(self.firsts), "added": list(self.added)}
+                            "firsts": list(self.firsts), "added": list(self.added),
+                            "added_tokens": list(self.added_tokens)}
         return out
 
 
@@ -258,6 +263,90 @@ class GcClock:
     def summary(self) -> dict:
         return {"ms": self.ms, "max_ms": self.max_ms,
                 "collections": list(self.collections)}
+
+
+class HostClock:
+    """What the host did while a round ran, from the kernel's counters:
+    CPU time by kind over all CPUs (``/proc/stat``: busy, iowait, and steal,
+    the time a VM's CPUs waited for the hypervisor), the time tasks waited
+    for a CPU (``/proc/pressure/cpu``, PSI "some"), and the container's CPU
+    quota throttling (cgroup v2 ``cpu.stat``). Session 23's slow rounds ran
+    the same steps as the fast ones, but their arrival steps took ~32 or ~49
+    ms instead of ~15, in several arms at the same time: whether the host was
+    short of CPU then is in these counters. A counter the host does not
+    expose is left out of the summary."""
+
+    def __init__(self, proc_stat: str = "/proc/stat",
+                 pressure: str = "/proc/pressure/cpu",
+                 cgroup_stat: str = "/sys/fs/cgroup/cpu.stat"):
+        self.paths = (proc_stat, pressure, cgroup_stat)
+        self.start: dict[str, float] = {}
+        self.end: dict[str, float] = {}
+
+    def read(self) -> dict[str, float]:
+        proc_stat, pressure, cgroup_stat = self.paths
+        out: dict[str, float] = {}
+        text = _read_text(proc_stat)
+        if text:
+            for line in text.splitlines():
+                if line.startswith("cpu "):
+                    # user nice system idle iowait irq softirq steal (USER_HZ).
+                    f = [float(x) for x in line.split()[1:9]]
+                    f += [0.0] * (8 - len(f))
+                    out["cpu_total"] = sum(f)
+                    out["cpu_idle"] = f[3]
+                    out["cpu_iowait"] = f[4]
+                    out["cpu_steal"] = f[7]
+                    break
+        text = _read_text(pressure)
+        if text:
+            for line in text.splitlines():
+                if line.startswith("some "):
+                    for item in line.split()[1:]:
+                        key, _, value = item.partition("=")
+                        if key == "total":
+                            out["cpu_wait_us"] = float(value)
+        text = _read_text(cgroup_stat)
+        if text:
+            for line in text.splitlines():
+                key, _, value = line.partition(" ")
+                if key in ("nr_throttled", "throttled_usec"):
+                    out[key] = float(value)
+        return out
+
+    def __enter__(self) -> HostClock:
+        self.start = self.read()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.end = self.read()
+
+    def summary(self) -> dict:
+        """Per round: ``busy``, ``iowait`` and ``steal`` as shares of all
+        CPU time, ``cpu_wait_ms`` (PSI: time some task waited for a CPU),
+        ``throttled_ms`` and ``throttled`` (quota periods throttled)."""
+        d = {k: self.end[k] - self.start[k] for k in self.end if k in self.start}
+        out: dict[str, float] = {}
+        total = d.get("cpu_total", 0.0)
+        if total > 0:
+            out["busy"] = (total - d["cpu_idle"] - d["cpu_iowait"]) / total
+            out["iowait"] = d["cpu_iowait"] / total
+            out["steal"] = d["cpu_steal"] / total
+        if "cpu_wait_us" in d:
+            out["cpu_wait_ms"] = d["cpu_wait_us"] / 1e3
+        if "throttled_usec" in d:
+            out["throttled_ms"] = d["throttled_usec"] / 1e3
+        if "nr_throttled" in d:
+            out["throttled"] = d["nr_throttled"]
+        return out
+
+
+def _read_text(path: str) -> str | None:
+    try:
+        with open(path) as f:
+            return f.read()
+    except OSError:
+        return None
 
 
 LONGEST_STEPS = 12

@@ -972,6 +972,10 @@ def test_run_workload_counts_the_steps_that_give_a_first_token():
     assert q["n"] == 6 and q["prefill"]["n"] == 2 and q["decode"]["n"] == 4
     assert len(res["requests"]) == 4
     assert q["gc_ms"] >= 0 and set(res["gc"]) == {"ms", "max_ms", "collections"}
+    # This host's counters over the round (HostClock, tested on its own; a
+    # round this short may see no tick of /proc/stat).
+    assert set(res["host"]) <= {"busy", "iowait", "steal", "cpu_wait_ms",
+                                "throttled_ms", "throttled"}
 
 
 def test_run_workload_gives_each_request_its_output_length():
@@ -1012,6 +1016,9 @@ def test_run_workload_gives_each_request_its_output_length():
     # (r0: steps 1-2, r1: 1-7, r2: 3-5, r3: 6-7, r4: 8-14.)
     assert res["step_ms"]["trace"]["added"] == [2, 0, 1, 0, 0, 1, 0, 1, 0, 0, 0, 0, 0, 0]
     assert res["step_ms"]["trace"]["firsts"] == res["step_ms"]["trace"]["added"]
+    # ... and how many prompt tokens those requests brought (2 each here).
+    assert res["step_ms"]["trace"]["added_tokens"] == [
+        2 * a for a in res["step_ms"]["trace"]["added"]]
     assert len(res["step_ms"]["trace"]["ms"]) == res["step_ms"]["n"] == 14
     res = run_workload(Engine(), [[1, 2]], 2, 4, 4, None, "t")
     assert [r["num_tokens"] for r in res["requests"]] == [4, 4, 4, 4]
@@ -1104,3 +1111,64 @@ def test_run_workload_puts_a_collection_in_the_step_that_ran_it():
     assert ms >= 300 and gc_in > 0 and firsts == 0 and start > 0
     assert ms == max(s[1] for s in q["longest"])
     assert q["gc_ms_in_long"] >= gc_in
+
+
+def _write(path, text):
+    path.write_text(text)
+    return str(path)
+
+
+def test_host_clock_reads_the_kernels_counters(tmp_path):
+    """CPU time by kind from /proc/stat, the PSI CPU wait and the cgroup's
+    throttling, as deltas over the round; shares of all CPU time."""
+    from cell import HostClock
+
+    stat = tmp_path / "stat"
+    psi = tmp_path / "psi"
+    cg = tmp_path / "cpu.stat"
+    clock = HostClock(str(stat), str(psi), str(cg))
+    # user nice system idle iowait irq softirq steal guest guest_nice
+    _write(stat, "cpu  100 0 50 800 10 0 0 40 0 0\ncpu0 1 2 3 4 5 6 7 8 0 0\n")
+    _write(psi, "some avg10=0.00 avg60=0.00 avg300=0.00 total=1000\n"
+                "full avg10=0.00 avg60=0.00 avg300=0.00 total=500\n")
+    _write(cg, "usage_usec 10\nnr_periods 5\nnr_throttled 2\nthrottled_usec 3000\n")
+    with clock:
+        _write(stat, "cpu  160 0 70 1000 30 0 0 140 0 0\n")
+        _write(psi, "some avg10=1.00 avg60=0.00 avg300=0.00 total=26000\n")
+        _write(cg, "usage_usec 90\nnr_periods 9\nnr_throttled 5\nthrottled_usec 18000\n")
+    s = clock.summary()
+    # Deltas: user 60, system 20, idle 200, iowait 20, steal 100: total 400.
+    assert s["busy"] == pytest.approx(180 / 400)
+    assert s["iowait"] == pytest.approx(20 / 400)
+    assert s["steal"] == pytest.approx(100 / 400)
+    assert s["cpu_wait_ms"] == pytest.approx(25.0)
+    assert s["throttled_ms"] == pytest.approx(15.0) and s["throttled"] == 3
+
+
+def test_host_clock_leaves_out_what_the_host_does_not_expose(tmp_path):
+    from cell import HostClock
+
+    stat = tmp_path / "stat"
+    _write(stat, "cpu  1 0 1 10 0 0 0 0\n")
+    clock = HostClock(str(stat), str(tmp_path / "none"), str(tmp_path / "none2"))
+    with clock:
+        _write(stat, "cpu  3 0 1 12 0 0 0 0\n")
+    assert set(clock.summary()) == {"busy", "iowait", "steal"}
+    assert clock.summary()["busy"] == pytest.approx(0.5)
+    with HostClock(*(str(tmp_path / n) for n in ("a", "b", "c"))) as nothing:
+        pass
+    assert nothing.summary() == {}
+
+
+def test_abab_reports_the_rounds_host_counters():
+    import abab
+
+    rec = abab.with_core_periods({"n": 1}, [], None, {"busy": 0.5, "steal": 0.1})
+    assert rec["host"] == {"busy": 0.5, "steal": 0.1}
+    assert "host" not in abab.with_core_periods({"n": 1}, [], None, {})
+    text = abab.host_text([{"busy": 0.5, "steal": 0.01, "cpu_wait_ms": 10.0},
+                           {"busy": 0.7, "steal": 0.03, "cpu_wait_ms": 250.0},
+                           None])
+    assert text == ("; host a round: CPU busy 60.0% (max 70.0), steal 2.0% (max 3.0), "
+                    "CPU wait 130.0 ms (max 250.0)")
+    assert abab.host_text([None, {}]) == ""
