@@ -44,6 +44,7 @@ A short table is printed too.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import math
 import re
@@ -184,6 +185,12 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines + [f"K: {n}" for n in notes])
 
 
+def read_json(path: Path):
+    """An A/B's JSON, as abab.py wrote it or gzipped as committed (``.gz``)."""
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -196,10 +203,10 @@ def main(argv: list[str]) -> int:
                     help=f"the rows (JSON list); ratio_dsl_vs_best_sd = {RATIO_NOTE}")
     args = ap.parse_args(argv)
     rows: list[dict] = []
-    tune_data = json.loads(args.tune.read_text()) if args.tune else None
+    tune_data = read_json(args.tune) if args.tune else None
     for spec in args.runs:
         name, _, path = spec.rpartition("=")
-        data = json.loads(Path(path).read_text())
+        data = read_json(Path(path))
         if args.dsl_arm not in data["arms"]:
             sys.stderr.write(f"verdict: {path} has no arm {args.dsl_arm} "
                              f"({', '.join(data['arms'])}; failed: "

@@ -17,6 +17,7 @@ the client's step boundaries.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import sys
@@ -107,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("gc_dir")
     ap.add_argument("--json", help="also write the report here")
     a = ap.parse_args(argv)
-    with open(a.abab_json) as f:
+    # As abab.py wrote it, or gzipped as committed.
+    with (gzip.open if a.abab_json.endswith(".gz") else open)(a.abab_json, "rt") as f:
         abab = json.load(f)
     if not os.path.isdir(a.gc_dir):
         print(f"gc_report.py: gc_dir '{a.gc_dir}' is not a folder of gc-<pid>.tsv traces",

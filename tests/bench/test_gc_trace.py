@@ -150,3 +150,20 @@ def test_report_rejects_a_broken_trace_line_by_file_and_line(tmp_path):
     write_trace(tmp_path, 7, ["1.0\t2.0\t0\t5", "garbage"])
     with pytest.raises(ValueError, match=r"gc-7.tsv:3"):
         report.read_trace(str(tmp_path / "gc-7.tsv"))
+
+
+def test_report_reads_a_gzipped_abab_json(tmp_path, capsys):
+    import gzip
+    import json
+
+    origin = time.monotonic()
+    traces = tmp_path / "gc"
+    traces.mkdir()
+    write_trace(traces, 11, [f"{origin + 1.010:.6f}\t40.000\t2\t900"])
+    abab = {"points": [{"concurrency": 32, "step_ms": {
+        "dsl4": [{"start_monotonic_s": origin,
+                  "longest": [[1000.0, 60.0, 0, 0.0]]}]}}]}
+    packed = tmp_path / "abab.json.gz"
+    packed.write_bytes(gzip.compress(json.dumps(abab).encode()))
+    assert report.main([str(packed), str(traces)]) == 0
+    assert "dsl4 c=32: 1 of 1 longest steps" in capsys.readouterr().out

@@ -172,3 +172,15 @@ def test_points_measured_beside_bystanders_are_not_rows(tmp_path):
     rows, _ = run(tmp_path, path)
     assert [r["concurrency"] for r in rows] == [1, 8]
     assert rows[0]["dsl_tpot_ms"] == pytest.approx(3.2)
+
+
+def test_a_gzipped_run_reads_as_the_plain_one(tmp_path):
+    """Results are committed gzipped (abab.json.gz): the same rows."""
+    import gzip
+
+    plain = abab_result(tmp_path)
+    packed = tmp_path / "abab.json.gz"
+    packed.write_bytes(gzip.compress(plain.read_bytes()))
+    rows_plain, _ = run(tmp_path, plain)
+    rows_packed, _ = run(tmp_path, packed)
+    assert rows_packed == rows_plain and len(rows_packed) == 2
