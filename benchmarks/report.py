@@ -24,13 +24,12 @@ Definitions (every number comes from the raw cell files):
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from run import dsl_name, dsl_tune_tpot, floats, ints  # noqa: E402
+from run import dsl_name, dsl_tune_tpot, floats, ints, read_json  # noqa: E402
 
 GOALS = {
     "dsl_over_sd_c1": 1.18,
@@ -48,8 +47,7 @@ def load(folder: Path) -> dict[str, dict]:
         name = f.name.removesuffix(".gz").removesuffix(".json")
         if name in ("config", "selection", "summary"):
             continue
-        text = gzip.decompress(f.read_bytes()) if f.suffix == ".gz" else f.read_bytes()
-        data = json.loads(text)
+        data = read_json(f)
         if "results" in data:
             cells[name] = data
     return cells

@@ -36,6 +36,7 @@ meta-llama/Llama-3.1-8B-Instruct with meta-llama/Llama-3.2-1B-Instruct).
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import os
 import subprocess
@@ -70,6 +71,12 @@ def floats(s: str) -> list[float]:
 def model_path(models: str, name: str) -> str:
     p = Path(models) / name
     return str(p) if p.exists() else name
+
+
+def read_json(path: Path):
+    """A results JSON as written, or gzipped as committed (``.gz``)."""
+    raw = path.read_bytes()
+    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
 
 
 def load_prompts(folder: Path, name: str, max_prompt_tokens: int) -> list[list[int]]:

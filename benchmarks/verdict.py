@@ -44,7 +44,6 @@ A short table is printed too.
 from __future__ import annotations
 
 import argparse
-import gzip
 import json
 import math
 import re
@@ -54,6 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from abab import ci  # noqa: E402
+from run import read_json  # noqa: E402
 
 RATIO_NOTE = "best-K SD TPOT / DSL TPOT: > 1 means DSL is faster"
 SAME_RUN = "best K read off this same run, which favours SD"
@@ -183,12 +183,6 @@ def table(rows: list[dict]) -> str:
             f"{r['call_vs_best_fixed'] or '-'})")
     notes = sorted({r["best_sd_note"] for r in rows})
     return "\n".join(lines + [f"K: {n}" for n in notes])
-
-
-def read_json(path: Path):
-    """An A/B's JSON, as abab.py wrote it or gzipped as committed (``.gz``)."""
-    raw = path.read_bytes()
-    return json.loads(gzip.decompress(raw) if path.suffix == ".gz" else raw)
 
 
 def main(argv: list[str]) -> int:
