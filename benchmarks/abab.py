@@ -12,7 +12,8 @@ host or the GPU hits the arms alike. Per round the ratio of each arm's mean
 TPOT to the first arm's is taken from adjacent runs; the report gives per
 arm the median TPOT, and per ratio its median, mean and a 95% t-interval
 over the rounds, with the spread of the first arm's own TPOT between rounds
-(the noise floor).
+(the noise floor). With ``--warm-rounds N`` every arm first runs each point's
+workload N times unmeasured (what an engine learns while serving settles).
 
 Arms: ``target``, ``sd<K>``, ``dsl<K>`` (DSL's cost-aware stop at cap K,
 ``"dynamic_lookahead": true``, no threshold), ``dsl<K>t<tau>`` (DSL with the
@@ -434,6 +435,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--arms", default="sd4,dsl4t0")
     ap.add_argument("--concurrency", default="1,8")
     ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--warm-rounds", type=int, default=0,
+                    help="per point, rounds of its workload every arm runs before "
+                         "the measured ones, not measured: what an engine learns "
+                         "while serving (the DSL draft width per batch size) "
+                         "settles first, as on a server that has run a while")
     ap.add_argument("--base-requests", type=int, default=16)
     ap.add_argument("--max-tokens", type=int, default=128)
     ap.add_argument("--output-lengths", type=parse_output_lengths,
@@ -466,6 +472,8 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
     if args.waves < 1:
         ap.error(f"--waves: {args.waves} must be at least 1")
+    if args.warm_rounds < 0:
+        ap.error(f"--warm-rounds: {args.warm_rounds} must be at least 0")
     conc = [int(c) for c in args.concurrency.split(",")]
     selection = None
     if args.selection:
@@ -539,6 +547,7 @@ def main(argv: list[str]) -> int:
                  "selection": selection, "engine": json.loads(args.engine),
                  "target": args.target, "draft": args.draft,
                  "max_tokens": args.max_tokens, "rounds": args.rounds,
+                 "warm_rounds": args.warm_rounds,
                  "output_lengths": (list(args.output_lengths)
                                     if args.output_lengths else None),
                  "waves": args.waves,
@@ -559,6 +568,20 @@ def main(argv: list[str]) -> int:
             per_step: dict[str, list[float]] = {a["name"]: [] for a in arms}
             spec_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
             step_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
+            for r in range(args.warm_rounds):
+                for i in range(len(arms)):
+                    if arms[i]["name"] in failed:
+                        continue
+                    try:
+                        run_workload(engines[i], prompts, c, n, args.max_tokens, None,
+                                     f"w{r}c{c}", output_lengths=lengths)
+                    except Exception as e:  # noqa: BLE001
+                        if i == 0:
+                            raise
+                        failed[arms[i]["name"]] = (
+                            f"c={c} warm round {r}: {type(e).__name__}: {e}")
+                        print(f"[abab] arm {arms[i]['name']} dropped: "
+                              f"{failed[arms[i]['name']]}", flush=True)
             for r in range(args.rounds):
                 order = list(range(len(arms)))
                 if r % 2:

@@ -406,6 +406,38 @@ def test_abab_measures_every_point_again_after_each_group_of_bystanders(
     assert "spec" in data["points"][-1] and set(data["points"][-1]["spec"]) == {"sd4", "sd3"}
 
 
+def test_abab_warm_rounds_run_the_points_workload_before_its_measured_rounds(
+        tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    fake = _FakeEngines()
+    fake.install(monkeypatch, abab)
+    assert abab.main(args + ["--warm-rounds", "2", "--output-lengths", "4-9"]) == 0
+    data = json.loads(out.read_text())
+    runs = [(e[1], e[2]) for e in fake.events if e[0] == "run"
+            and not e[2].startswith("warm")]
+    # Per point: both warm rounds on every arm, then the measured ABBA rounds.
+    assert runs == [("sd4", "w0c1"), ("sd3", "w0c1"), ("sd4", "w1c1"), ("sd3", "w1c1"),
+                    ("sd4", "r0c1"), ("sd3", "r0c1"), ("sd3", "r1c1"), ("sd4", "r1c1"),
+                    ("sd4", "w0c8"), ("sd3", "w0c8"), ("sd4", "w1c8"), ("sd3", "w1c8"),
+                    ("sd4", "r0c8"), ("sd3", "r0c8"), ("sd3", "r1c8"), ("sd4", "r1c8")]
+    # The same requests and lengths as the measured rounds of the point.
+    by_tag = {(arm, tag): (n, lengths) for arm, tag, n, lengths in fake.lengths}
+    assert by_tag[("sd3", "w1c8")] == by_tag[("sd3", "r0c8")]
+    # Nothing of a warm round is counted: two measured rounds per point.
+    assert data["warm_rounds"] == 2
+    for point in data["points"]:
+        assert len(point["tpot_ms"]["sd4"]) == 2
+        assert len(point["spec_rounds"]["sd4"]) == 2
+        steps = _FakeEngines.STEPS
+        assert point["spec"]["sd4"]["steps"] == 2 * (steps + 1)
+
+
+def test_abab_refuses_negative_warm_rounds(tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    with pytest.raises(SystemExit):
+        abab.main(args + ["--warm-rounds", "-1"])
+
+
 def test_abab_a_bystander_that_fails_to_start_is_left_out(tmp_path, monkeypatch):
     abab, out, args = _abab(tmp_path, "sd4,sd3")
     _FakeEngines({"dsl6"}).install(monkeypatch, abab)
