@@ -135,6 +135,12 @@ class SpecCounters:
         # outputs as the core stamped them. Beside the client's step times it
         # tells a stall of the core (or GPU) from one of this process.
         self.core_period_ms: list[float] = []
+        # Per engine step (a record with scheduler stats), in order: the
+        # requests running, the target forward's CUDA graph mode and padded
+        # token count (with the engine option "cudagraph_metrics": true, else
+        # None), and the tokens drafted and draft forwards it reported. Beside
+        # the core periods they say what a slow phase of steps ran.
+        self.engine_steps: list[tuple] = []
 
     def record(self, scheduler_stats, iteration_stats=None) -> None:
         itls = getattr(iteration_stats, "inter_token_latencies_iter", None)
@@ -144,10 +150,23 @@ class SpecCounters:
             return
         self.totals["steps"] += 1
         spec = getattr(scheduler_stats, "spec_decoding_stats", None)
+        graph = getattr(scheduler_stats, "cudagraph_stats", None)
+        self.engine_steps.append((
+            getattr(scheduler_stats, "num_running_reqs", None),
+            None if graph is None else str(graph.runtime_mode),
+            None if graph is None else graph.num_padded_tokens,
+            None if spec is None else spec.num_draft_tokens,
+            None if spec is None else getattr(spec, "num_draft_forwards", None)))
         if spec is None:
             return
         for f in SPEC_FIELDS:
             self.totals[f] += int(getattr(spec, f, 0) or 0)
+
+    def engine_steps_since(self, start: int) -> dict:
+        """The engine steps recorded from index ``start`` on, as columns."""
+        rows = self.engine_steps[start:]
+        names = ("running", "graph_mode", "padded_tokens", "drafted", "draft_forwards")
+        return {name: [r[i] for r in rows] for i, name in enumerate(names)}
 
     def snapshot(self) -> dict:
         return dict(self.totals)
@@ -277,17 +296,23 @@ def host_text(hosts: list[dict | None]) -> str:
 
 
 def with_core_periods(step_ms: dict | None, periods: list[float],
-                      gc: dict | None, host: dict | None = None) -> dict | None:
+                      gc: dict | None, host: dict | None = None,
+                      engine_steps: dict | None = None) -> dict | None:
     """A round's client step record with the engine core's output periods of
     the same round (``"core"``: count, median, 90th and 99th percentile,
-    longest, long share; ``SpecCounters``), the client's collections
-    (``"gc"``: ms, longest, per generation; ``cell.GcClock``) and what the
-    host's CPUs did meanwhile (``"host"``: ``cell.HostClock``)."""
+    longest, long share, and ``"core_ms"``, each period in order;
+    ``SpecCounters``), the client's collections (``"gc"``: ms, longest, per
+    generation; ``cell.GcClock``), what the host's CPUs did meanwhile
+    (``"host"``: ``cell.HostClock``) and the engine's own per-step record
+    (``"engine_steps"``: ``SpecCounters.engine_steps_since``)."""
     if step_ms is None:
         return None
     out = dict(step_ms)
     if periods:
         out["core"] = duration_quantiles(periods)
+        out["core_ms"] = [round(x, 3) for x in periods]
+    if engine_steps is not None:
+        out["engine_steps"] = engine_steps
     if gc is not None:
         out["gc"] = gc
     if host:
@@ -591,6 +616,7 @@ def main(argv: list[str]) -> int:
                         continue
                     before = spec[arms[i]["name"]].snapshot()
                     periods_before = len(spec[arms[i]["name"]].core_period_ms)
+                    engine_steps_before = len(spec[arms[i]["name"]].engine_steps)
                     try:
                         res = run_workload(engines[i], prompts, c, n, args.max_tokens,
                                            None, f"r{r}c{c}", output_lengths=lengths)
@@ -609,7 +635,8 @@ def main(argv: list[str]) -> int:
                     step_rounds[arms[i]["name"]].append(with_core_periods(
                         res.get("step_ms"),
                         spec[arms[i]["name"]].core_period_ms[periods_before:],
-                        res.get("gc"), res.get("host")))
+                        res.get("gc"), res.get("host"),
+                        spec[arms[i]["name"]].engine_steps_since(engine_steps_before)))
             base = arms[0]["name"]
             spec_point = {}
             for a in arms:

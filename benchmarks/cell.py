@@ -138,10 +138,12 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
                 inflight[rid] = {"t_add": time.perf_counter(), "times": [],
                                  "deltas": [], "n": 0, "prompt_len": len(prompt)}
             gc_before = gc_clock.ms
+            in_flight = len(inflight)
             t_step = time.perf_counter()
             outs = engine.step()
             now = time.perf_counter()
             firsts = 0
+            finished = 0
             for out in outs:
                 rec = inflight.get(out.request_id)
                 if rec is None:
@@ -153,6 +155,7 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
                     rec["deltas"].append(n - rec["n"])
                     rec["n"] = n
                 if out.finished:
+                    finished += 1
                     del inflight[out.request_id]
                     times = rec["times"]
                     done.append({
@@ -165,7 +168,7 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
                         "deltas": rec["deltas"],
                     })
             steps.add(1e3 * (t_step - t_start), 1e3 * (now - t_step), firsts,
-                      gc_clock.ms - gc_before, added, added_tokens)
+                      gc_clock.ms - gc_before, added, added_tokens, in_flight, finished)
     wall = time.perf_counter() - t_start
     step_ms = steps.quantiles()
     # Where the steps' starts count from, on the clock other processes'
@@ -180,8 +183,10 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
 class StepLog:
     """Per client step: its start (ms since the workload began), duration
     (ms), how many requests got their first token, the client's garbage
-    collection time inside it (ms), and how many requests were added just
-    before it, with how many prompt tokens."""
+    collection time inside it (ms), how many requests were added just
+    before it, with how many prompt tokens, how many were in flight when it
+    began and how many finished in it (session 24: DSL's slow steps come
+    while a batch's requests finish)."""
 
     at: list[float] = field(default_factory=list)
     ms: list[float] = field(default_factory=list)
@@ -189,15 +194,20 @@ class StepLog:
     gc_ms: list[float] = field(default_factory=list)
     added: list[int] = field(default_factory=list)
     added_tokens: list[int] = field(default_factory=list)
+    inflight: list[int] = field(default_factory=list)
+    finished: list[int] = field(default_factory=list)
 
     def add(self, at: float, ms: float, firsts: int, gc_ms: float,
-            added: int = 0, added_tokens: int = 0) -> None:
+            added: int = 0, added_tokens: int = 0, inflight: int = 0,
+            finished: int = 0) -> None:
         self.at.append(at)
         self.ms.append(ms)
         self.firsts.append(firsts)
         self.gc_ms.append(gc_ms)
         self.added.append(added)
         self.added_tokens.append(added_tokens)
+        self.inflight.append(inflight)
+        self.finished.append(finished)
 
     def quantiles(self) -> dict:
         out = step_quantiles(self.ms, self.firsts, self.gc_ms, self.at, self.added)
@@ -205,7 +215,9 @@ class StepLog:
             out["trace"] = {"at_ms": [round(x, 2) for x in self.at],
                             "ms": [round(x, 3) for x in self.ms],
                             "firsts": list(self.firsts), "added": list(self.added),
-                            "added_tokens": list(self.added_tokens)}
+                            "added_tokens": list(self.added_tokens),
+                            "inflight": list(self.inflight),
+                            "finished": list(self.finished)}
         return out
 
 

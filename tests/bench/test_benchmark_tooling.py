@@ -965,8 +965,40 @@ def test_spec_counters_keep_the_engine_cores_output_period():
     assert rec["core"]["p50"] == 10.0
     assert rec["core"]["long_share"] == pytest.approx(40 / 60)
     assert rec["gc"]["ms"] == 3.0
+    assert rec["core_ms"] == [10.0, 10.0, 40.0]
     assert abab.with_core_periods(None, [10.0], None) is None
     assert "core" not in abab.with_core_periods({"n": 0}, [], None)
+
+
+def test_spec_counters_record_each_engine_steps_batch_graph_and_drafts():
+    """Per engine step: the requests running, the target's CUDA graph mode
+    and padding (when the engine reports them), drafted tokens and draft
+    forwards; sliced per round as columns."""
+    from types import SimpleNamespace
+
+    import abab
+
+    counters = abab.SpecCounters()
+    graph = SimpleNamespace(num_unpadded_tokens=21, num_padded_tokens=24,
+                            num_paddings=3, runtime_mode="FULL")
+    spec = SimpleNamespace(num_draft_tokens=14, num_draft_forwards=2,
+                           **{f: 0 for f in abab.SPEC_FIELDS if f not in (
+                               "num_draft_tokens", "num_draft_forwards")})
+    counters.record(SimpleNamespace(num_running_reqs=8, spec_decoding_stats=None,
+                                    cudagraph_stats=None))
+    start = len(counters.engine_steps)
+    counters.record(SimpleNamespace(num_running_reqs=7, spec_decoding_stats=spec,
+                                    cudagraph_stats=graph))
+    counters.record(None)  # not an engine step
+    counters.record(SimpleNamespace(num_running_reqs=6, spec_decoding_stats=None,
+                                    cudagraph_stats=None))
+    assert counters.engine_steps_since(start) == {
+        "running": [7, 6], "graph_mode": ["FULL", None], "padded_tokens": [24, None],
+        "drafted": [14, None], "draft_forwards": [2, None]}
+    assert counters.totals["steps"] == 3 and counters.totals["num_draft_tokens"] == 14
+    rec = abab.with_core_periods({"n": 1}, [], None, None,
+                                 counters.engine_steps_since(start))
+    assert rec["engine_steps"]["running"] == [7, 6]
 
 
 def test_run_workload_counts_the_steps_that_give_a_first_token():
@@ -1051,6 +1083,9 @@ def test_run_workload_gives_each_request_its_output_length():
     # ... and how many prompt tokens those requests brought (2 each here).
     assert res["step_ms"]["trace"]["added_tokens"] == [
         2 * a for a in res["step_ms"]["trace"]["added"]]
+    # ... how many were in flight when it began and how many finished in it.
+    assert res["step_ms"]["trace"]["inflight"] == [2, 2, 2, 2, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1]
+    assert res["step_ms"]["trace"]["finished"] == [0, 1, 0, 0, 1, 0, 2, 0, 0, 0, 0, 0, 0, 1]
     assert len(res["step_ms"]["trace"]["ms"]) == res["step_ms"]["n"] == 14
     res = run_workload(Engine(), [[1, 2]], 2, 4, 4, None, "t")
     assert [r["num_tokens"] for r in res["requests"]] == [4, 4, 4, 4]
