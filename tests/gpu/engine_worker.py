@@ -54,6 +54,9 @@ DRAFT_FORWARDS = {"count": 0}
 DEVICE_LOOP = {"launches": 0, "steps": []}
 # Draft slots of the V2 runner's verify batches: as scheduled, and as run.
 VERIFY_SLOTS = {"scheduled": 0, "verified": 0}
+# The V2 target's CUDA graph per uniform decode step: how many replayed a FULL
+# graph, and (requests, tokens per request) of those that did not.
+TARGET_DISPATCH: dict = {"uniform_full": 0, "uniform_not_full": []}
 STRESS_REQUESTS = 64
 STRESS_MAX_TOKENS = 192
 ABORT_EVERY = 8
@@ -198,6 +201,32 @@ def _counter(llm, name: str) -> int:
     return total
 
 
+def _count_v2_target_dispatch() -> None:
+    """Record the CUDA graph the V2 runner picks for the target's uniform
+    decode steps (``dispatch_cg_and_sync_dp`` as the model runner calls it;
+    the drafters import their own name, so only the target's calls count)."""
+    try:
+        from vllm.v1.worker.gpu import model_runner as mr
+    except ImportError:
+        return
+    original = mr.dispatch_cg_and_sync_dp
+
+    def counted(manager, num_reqs, num_tokens, uniform_token_count, *args, **kwargs):
+        desc, sync = original(
+            manager, num_reqs, num_tokens, uniform_token_count, *args, **kwargs
+        )
+        if uniform_token_count is not None and not kwargs.get("need_eager"):
+            if str(desc.cg_mode).endswith("FULL"):
+                TARGET_DISPATCH["uniform_full"] += 1
+            else:
+                TARGET_DISPATCH["uniform_not_full"].append(
+                    [num_reqs, uniform_token_count]
+                )
+        return desc, sync
+
+    mr.dispatch_cg_and_sync_dp = counted
+
+
 def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
     from vllm import SamplingParams
 
@@ -220,6 +249,7 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
     DEVICE_LOOP.update(launches=0, steps=[])
     VERIFY_SLOTS.clear()
     VERIFY_SLOTS.update(scheduled=0, verified=0, trimmed_steps=0)
+    TARGET_DISPATCH.update(uniform_full=0, uniform_not_full=[])
     t0 = time.perf_counter()
     if case.get("one_at_a_time"):
         outs = []
@@ -244,6 +274,10 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
             "steps": list(DEVICE_LOOP["steps"]),
         },
         "verify_slots": dict(VERIFY_SLOTS),
+        "target_dispatch": {
+            "uniform_full": TARGET_DISPATCH["uniform_full"],
+            "uniform_not_full": list(TARGET_DISPATCH["uniform_not_full"]),
+        },
     }
 
 
@@ -390,6 +424,7 @@ def main(argv: list[str]) -> int:
     spec = json.load(open(argv[0]))
     _count_v2_draft_forwards()
     _count_v2_verify_slots()
+    _count_v2_target_dispatch()
     _count_v1_verify_slots()
     results = []
     for case in spec["cases"]:

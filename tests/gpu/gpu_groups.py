@@ -87,6 +87,8 @@ ALL = ("greedy", "stress", "sample")
 # every scheduled slot, which this case checks in the mode that trimmed.
 PIECEWISE = {"compilation_config": {"cudagraph_mode": "PIECEWISE"}}
 AV = {"enable_adaptive_verification": True}
+# K = 5 up to 4 requests, 2 above.
+SCHEDULE = {"num_speculative_tokens_per_batch_size": [[1, 4, K], [5, 64, 2]]}
 # The target-only engines of the stress workload record their top-2 logprobs,
 # so that every divergence of a DSL engine under load can be checked to start
 # at a near-tie of the target (near_ties.py).
@@ -140,6 +142,18 @@ GROUPS: dict[str, tuple[dict[str, str], list[dict]]] = {
         ],
     ),
     "v2-sync": (V2, [case("dsl_t0.6_k5", spec(K, TAU), async_scheduling=False)]),
+    # A draft width per batch size (two decode query lengths): every uniform
+    # decode step must replay a FULL graph of its own query length, also at
+    # batch sizes whose smallest covering graph has the other one (7 requests
+    # of 3 tokens, 21, when 21 is 3 requests of 7), as requests finish.
+    "v2-schedule": (
+        V2,
+        [
+            case("target", None),
+            case("sd_sched_k5", spec(K) | SCHEDULE),
+            case("dsl_sched_k5", spec(K, 0.0) | SCHEDULE),
+        ],
+    ),
     # Upstream's adaptive verification with draft-model SD, which runs through
     # the draft loop the series changes. (DSL with it is refused: see
     # patches-wip/README.md for the patch that allowed it and its measurement.)

@@ -36,6 +36,8 @@ def first_difference(a: list[list[int]], b: list[list[int]]) -> str:
         ("v1-sync", "dsl_t0.6_k5", "v1-async"),
         ("v2-tau0", "dsl_per_request_k5", "v2-async"),
         ("v1-sync", "dsl_per_request_k5", "v1-async"),
+        ("v2-schedule", "sd_sched_k5", "v2-schedule"),
+        ("v2-schedule", "dsl_sched_k5", "v2-schedule"),
     ],
 )
 def test_greedy_token_identical(engine_groups, prompts, group, name, baseline_group):
@@ -207,3 +209,17 @@ def test_v2_verifies_what_it_schedules(engine_groups, prompts):
         slots = ok(results(engine_groups, prompts, group)["dsl_t0.6_k5"])["verify_slots"]
         assert slots["scheduled"] > 0, "verify slots were not counted"
         assert slots["verified"] == slots["scheduled"], (group, slots)
+
+
+@pytest.mark.parametrize("name", ["sd_sched_k5", "dsl_sched_k5"])
+def test_every_uniform_step_of_a_width_schedule_replays_a_full_graph(
+    engine_groups, prompts, name
+):
+    """With two draft widths (K = 5 up to 4 requests, 2 above) the target's
+    uniform decode steps, as the batch shrinks through every size while the
+    16 prompts finish, all replay a FULL graph of their own query length; the
+    dispatch table once sent 7 requests of 3 tokens to piecewise."""
+    got = ok(results(engine_groups, prompts, "v2-schedule")[name])
+    dispatch = got["target_dispatch"]
+    assert dispatch["uniform_not_full"] == [], dispatch["uniform_not_full"][:10]
+    assert dispatch["uniform_full"] > 0
