@@ -593,20 +593,25 @@ def main(argv: list[str]) -> int:
             per_step: dict[str, list[float]] = {a["name"]: [] for a in arms}
             spec_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
             step_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
+
+            def run_or_drop(i: int, tag: str, where: str) -> dict | None:
+                """Arm ``i``'s workload of this point; an arm other than the
+                base whose engine fails is dropped with its error."""
+                try:
+                    return run_workload(engines[i], prompts, c, n, args.max_tokens,
+                                        None, tag, output_lengths=lengths)
+                except Exception as e:  # noqa: BLE001
+                    if i == 0:
+                        raise
+                    failed[arms[i]["name"]] = f"c={c} {where}: {type(e).__name__}: {e}"
+                    print(f"[abab] arm {arms[i]['name']} dropped: "
+                          f"{failed[arms[i]['name']]}", flush=True)
+                    return None
+
             for r in range(args.warm_rounds):
                 for i in range(len(arms)):
-                    if arms[i]["name"] in failed:
-                        continue
-                    try:
-                        run_workload(engines[i], prompts, c, n, args.max_tokens, None,
-                                     f"w{r}c{c}", output_lengths=lengths)
-                    except Exception as e:  # noqa: BLE001
-                        if i == 0:
-                            raise
-                        failed[arms[i]["name"]] = (
-                            f"c={c} warm round {r}: {type(e).__name__}: {e}")
-                        print(f"[abab] arm {arms[i]['name']} dropped: "
-                              f"{failed[arms[i]['name']]}", flush=True)
+                    if arms[i]["name"] not in failed:
+                        run_or_drop(i, f"w{r}c{c}", f"warm round {r}")
             for r in range(args.rounds):
                 order = list(range(len(arms)))
                 if r % 2:
@@ -617,15 +622,8 @@ def main(argv: list[str]) -> int:
                     before = spec[arms[i]["name"]].snapshot()
                     periods_before = len(spec[arms[i]["name"]].core_period_ms)
                     engine_steps_before = len(spec[arms[i]["name"]].engine_steps)
-                    try:
-                        res = run_workload(engines[i], prompts, c, n, args.max_tokens,
-                                           None, f"r{r}c{c}", output_lengths=lengths)
-                    except Exception as e:  # noqa: BLE001
-                        if i == 0:
-                            raise
-                        failed[arms[i]["name"]] = f"c={c} round {r}: {type(e).__name__}: {e}"
-                        print(f"[abab] arm {arms[i]['name']} dropped: "
-                              f"{failed[arms[i]['name']]}", flush=True)
+                    res = run_or_drop(i, f"r{r}c{c}", f"round {r}")
+                    if res is None:
                         continue
                     vals = [x["tpot"] for x in res["requests"] if x["tpot"]]
                     tpots[arms[i]["name"]].append(1e3 * statistics.fmean(vals))
