@@ -206,6 +206,7 @@ def _count_v2_target_dispatch() -> None:
     decode steps (``dispatch_cg_and_sync_dp`` as the model runner calls it;
     the drafters import their own name, so only the target's calls count)."""
     try:
+        from vllm.config import CUDAGraphMode
         from vllm.v1.worker.gpu import model_runner as mr
     except ImportError:
         return
@@ -216,7 +217,7 @@ def _count_v2_target_dispatch() -> None:
             manager, num_reqs, num_tokens, uniform_token_count, *args, **kwargs
         )
         if uniform_token_count is not None and not kwargs.get("need_eager"):
-            if str(desc.cg_mode).endswith("FULL"):
+            if desc.cg_mode == CUDAGraphMode.FULL:
                 TARGET_DISPATCH["uniform_full"] += 1
             else:
                 TARGET_DISPATCH["uniform_not_full"].append(
