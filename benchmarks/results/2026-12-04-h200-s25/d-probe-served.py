@@ -29,8 +29,8 @@ def state(controller) -> list[dict]:
             "rows": size.rows,
             "width": size.width,
             "blocks": size.blocks,
-            "draft_step_ms": size.draft_step_ms(),
-            "slot_ms": size.slot_ms(),
+            "draft_step_ms": size.draft_step_time(),
+            "slot_ms": size.slot_time(),
             "narrower": [round(x, 4) for x in size.narrower],
             "pairs": {w: [round(x, 4) for x in p] for w, p in size.pairs.items()},
             "periods_by_forwards": {
