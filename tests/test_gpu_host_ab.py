@@ -103,6 +103,10 @@ def test_a_started_ab_is_collected_while_running_and_after(host):
     assert (run / ".gpu-bundles" / "prompts" / "p.jsonl").exists()
     members = _members(out / "s1.tgz")
     assert {"abab.json", "abab.log", "rc", "args"} <= members
+    # The host's samplers ran beside it (scripts/lib/host_samplers.sh): top's
+    # CPU lines, and a note where the host has no nvidia-smi.
+    assert {"top.log", "gpu.csv"} <= members
+    assert "%Cpu" in (run / "top.log").read_text()
     assert not any(m.startswith(("tree", ".gpu-bundles")) for m in members)
 
 

@@ -32,7 +32,8 @@ OUT=${OUT:?ab-collect.sh: \$OUT is not set (the device command sets it)}
 start=$(date +%s)
 while [[ ! -f "$run/rc" ]] && (( $(date +%s) - start < wait_s )); do sleep 2; done
 for log in "$run"/*.log; do
-  [[ -f "$log" ]] || continue
+  # top.log is the host sampler's (ab-start.sh), not a script's log.
+  [[ -f "$log" && "$log" != */top.log ]] || continue
   grep -h "Dynamic speculation lookahead" "$log" | cut -c1-400 | tail -n 6 || true
   grep -hE "^(c=|  )" "$log" | tail -n 40 || true
 done

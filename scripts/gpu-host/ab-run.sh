@@ -24,6 +24,8 @@
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+# shellcheck source=scripts/lib/host_samplers.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/host_samplers.sh"
 help_or_usage "$@"
 name=$1; shift
 check_run_name ab-run.sh "$name"
@@ -57,29 +59,12 @@ if (( left < min_s )); then
   pack
   exit 0
 fi
-samplers=()
-if command -v top > /dev/null; then
-  top -b -d 2 -c -w 250 > "$run/top.raw" 2>&1 &
-  samplers+=($!)
-else
-  echo "no top on this host" > "$run/top.log"
-fi
-if command -v nvidia-smi > /dev/null; then
-  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,utilization.gpu,temperature.gpu \
-    --format=csv,noheader -lms 500 > "$run/gpu.csv" 2>&1 &
-  samplers+=($!)
-else
-  echo "no nvidia-smi on this host" > "$run/gpu.csv"
-fi
+start_host_samplers "$run"
 t0=$(date +%s)
 rc=0
 PYTHONUNBUFFERED=1 timeout "$left" python3 benchmarks/abab.py "$@" --out "$run/abab.json" \
   > "$run/abab.log" 2>&1 || rc=$?
-(( ${#samplers[@]} == 0 )) || { kill "${samplers[@]}" 2>/dev/null || true; wait "${samplers[@]}" 2>/dev/null || true; }
-if [[ -f "$run/top.raw" ]]; then
-  awk '/^top -|^%Cpu/ {print; next} $9 + 0 >= 3 {print}' "$run/top.raw" > "$run/top.log"
-  rm -f "$run/top.raw"
-fi
+stop_host_samplers
 python3 - "$run/abab.json" "$rc" "$(( $(date +%s) - t0 ))" > "$run/summary.txt" 2>&1 <<'PY' || true
 import json, sys
 path, rc, secs = sys.argv[1:]

@@ -25,8 +25,10 @@
 #                  of a chain started beside the suite, or the rc file of
 #                  another run, so one GPU runs them one after the other
 #   AB_WAIT_S      how long to wait for it (default 600 s; then it starts anyway)
-# Files: $AB_DIR/NAME/<script>.log (abab.log for abab.py), $AB_DIR/NAME/rc
-# (the script's exit status, once it has ended).
+# Files: $AB_DIR/NAME/<script>.log (abab.log for abab.py), top.log and gpu.csv
+# (the host's samplers, scripts/lib/host_samplers.sh, from the start to the
+# script's end, wait included), $AB_DIR/NAME/rc (the script's exit status,
+# once it has ended).
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
@@ -46,8 +48,9 @@ run=${AB_DIR:-/tmp/ab}/$name
   echo "ab-start.sh: no $root/env.sh: stage the bundle first (docs/gpu-host.md)" >&2; exit 1; }
 [[ -e "$run" ]] && {
   echo "ab-start.sh: $run exists: collect it or pick another NAME" >&2; exit 1; }
-mkdir -p "$run/tree/benchmarks" "$run/tree/tests"
+mkdir -p "$run/tree/benchmarks" "$run/tree/tests" "$run/tree/lib"
 cp benchmarks/*.py "$run/tree/benchmarks/"
+cp "$(dirname "${BASH_SOURCE[0]}")/../lib/host_samplers.sh" "$run/tree/lib/"
 cp -r tests/e2e "$run/tree/tests/"
 if [[ -d .gpu-bundles/prompts ]]; then
   mkdir -p "$run/.gpu-bundles" && cp -r .gpu-bundles/prompts "$run/.gpu-bundles/"
@@ -56,6 +59,8 @@ printf '%q ' "$@" > "$run/args"
 AB_RUN=$run AB_ROOT=$root AB_WAIT_FILE=${AB_WAIT_FILE:-} AB_WAIT_S=$wait_s \
   AB_SCRIPT=$script AB_TIMEOUT_S=${AB_TIMEOUT_S:-1700} setsid bash -c '
   cd "$AB_RUN"
+  source tree/lib/host_samplers.sh
+  start_host_samplers "$AB_RUN"
   if [[ -n "$AB_WAIT_FILE" ]]; then
     end=$(( $(date +%s) + AB_WAIT_S ))
     while [[ ! -e "$AB_WAIT_FILE" ]] && (( $(date +%s) < end )); do sleep 1; done
@@ -65,6 +70,7 @@ AB_RUN=$run AB_ROOT=$root AB_WAIT_FILE=${AB_WAIT_FILE:-} AB_WAIT_S=$wait_s \
   rc=0
   timeout "$AB_TIMEOUT_S" python3 "tree/benchmarks/$AB_SCRIPT" "$@" \
     > "$AB_RUN/${AB_SCRIPT%.py}.log" 2>&1 || rc=$?
+  stop_host_samplers
   echo "$rc" > "$AB_RUN/rc"
 ' > /dev/null 2>&1 < /dev/null &
 echo "ab-start.sh: $name ($script) started in its own process session ($run); collect with: bash scripts/gpu-host/ab-collect.sh $name"
