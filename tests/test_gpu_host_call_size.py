@@ -1,0 +1,86 @@
+"""scripts/gpu-host/call-size.sh on CPU: the bytes a device call would send
+(the checkout's tracked files that exist and its untracked-not-ignored files,
+plus each carried path) against the 64 MiB limit."""
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _project(tmp_path: Path) -> Path:
+    """A checkout with the script: a tracked file (1,000 bytes), a tracked
+    file deleted from the working tree, an untracked file (300), an ignored
+    bundle folder (5,000 in two files) and an ignored nested repository."""
+    proj = tmp_path / "proj"
+    (proj / "scripts" / "gpu-host").mkdir(parents=True)
+    (proj / "scripts" / "lib").mkdir()
+    shutil.copy(ROOT / "scripts/gpu-host/call-size.sh", proj / "scripts/gpu-host/")
+    shutil.copy(ROOT / "scripts/lib/common.sh", proj / "scripts/lib/")
+    (proj / ".gitignore").write_text(".gpu-bundles/\nnested/\n")
+    (proj / "tracked.bin").write_bytes(b"t" * 1000)
+    (proj / "gone.bin").write_bytes(b"g" * 700)
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    for cmd in (["git", "init", "-q"], ["git", "add", "-A"],
+                ["git", "commit", "-qm", "init"]):
+        subprocess.run(cmd, cwd=proj, check=True, env=env)
+    (proj / "gone.bin").unlink()
+    (proj / "untracked.txt").write_bytes(b"u" * 300)
+    chunk = proj / ".gpu-bundles" / "b1"
+    (chunk / "parts").mkdir(parents=True)
+    (chunk / "MANIFEST.json").write_bytes(b"m" * 1000)
+    (chunk / "parts" / "p0").write_bytes(b"p" * 4000)
+    (proj / "nested").mkdir()
+    subprocess.run(["git", "init", "-q"], cwd=proj / "nested", check=True)
+    (proj / "nested" / "big.bin").write_bytes(b"n" * 9000)
+    return proj
+
+
+def _run(proj: Path, *args: str, limit: int | None = None):
+    env = dict(os.environ)
+    if limit is not None:
+        env["CALL_LIMIT_BYTES"] = str(limit)
+    return subprocess.run(["bash", str(proj / "scripts/gpu-host/call-size.sh"), *args],
+                          cwd=proj, env=env, capture_output=True, text=True)
+
+
+def _tree_bytes(proj: Path) -> int:
+    scripts = sum(f.stat().st_size for f in (proj / "scripts").rglob("*") if f.is_file())
+    return 1000 + 300 + (proj / ".gitignore").stat().st_size + scripts
+
+
+def test_counts_what_travels_and_each_carry(tmp_path):
+    proj = _project(tmp_path)
+    tree = _tree_bytes(proj)
+    r = _run(proj, ".gpu-bundles/b1")
+    assert r.returncode == 0, r.stderr
+    assert f"tree (tracked and untracked-not-ignored files): {tree:,} bytes" in r.stdout
+    assert "carry .gpu-bundles/b1: 5,000 bytes" in r.stdout
+    left = 67108864 - tree - 5000
+    assert f"total {tree + 5000:,} of 67,108,864 bytes ({left:,} left)" in r.stdout
+
+
+def test_a_call_over_the_limit_fails_and_says_what_to_do(tmp_path):
+    proj = _project(tmp_path)
+    tree = _tree_bytes(proj)
+    assert _run(proj, ".gpu-bundles/b1", limit=tree + 5000).returncode == 0
+    r = _run(proj, ".gpu-bundles/b1", limit=tree + 4999)
+    assert r.returncode == 1
+    assert "1 bytes over the limit" in r.stderr
+    assert "--cap" in r.stderr
+
+
+def test_a_missing_carry_path_is_named(tmp_path):
+    proj = _project(tmp_path)
+    r = _run(proj, ".gpu-bundles/b9")
+    assert r.returncode == 1
+    assert "carry path '.gpu-bundles/b9' does not exist" in r.stderr
+
+
+def test_help():
+    r = subprocess.run(["bash", str(ROOT / "scripts/gpu-host/call-size.sh"), "--help"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and "Usage: bash scripts/gpu-host/call-size.sh" in r.stdout
