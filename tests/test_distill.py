@@ -101,6 +101,21 @@ def test_mix_trains_on_text_and_self_rows_and_measures_acceptance(root):
     draft = transformers.AutoModelForCausalLM.from_pretrained(str(out))
     assert draft.config.num_hidden_layers == 2
     assert "first-position acceptance after" in res.stdout
+    assert info["deterministic_algorithms"] is True
+    assert f"draft weights sha256 {info['weights_sha256']}" in res.stdout
+
+
+def test_the_same_inputs_give_the_same_draft_and_say_so(root):
+    digests = []
+    for _ in range(2):
+        res = distill(root, DATA="self", SELF_PROMPTS="3")
+        assert res.returncode == 0, res.stderr
+        info = json.loads((root / "models" / "smollm2-l2-self" / "distill.json").read_text())
+        digests.append(info["weights_sha256"])
+    assert len(digests[0]) == 64 and digests[0] == digests[1]
+    res = distill(root, DATA="self", SELF_PROMPTS="3", STEPS="3")
+    info = json.loads((root / "models" / "smollm2-l2-self" / "distill.json").read_text())
+    assert info["weights_sha256"] != digests[0]
 
 
 @pytest.mark.parametrize("env,msg", [

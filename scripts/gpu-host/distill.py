@@ -5,8 +5,8 @@
 
 Reads $GPU_HOST_ROOT/models/smollm2-135m and smollm2-l{NL} (scripts/gpu-host/build_models.py)
 and writes smollm2-l{NL}-kd (DATA=text), -self or -mix, with
-distill.json beside the weights: the settings and the draft's greedy first-position
-acceptance against the target on the tune split (teacher-forced on the target's own greedy
+distill.json beside the weights: the settings, the sha256 of the draft's weights and
+its greedy first-position acceptance against the target on the tune split (teacher-forced on the target's own greedy
 continuations: what greedy SD accepts at the first draft position), before and after.
   TRAIN_JSON   a JSON list of conversations, each a list of {"role", "content"} messages
                (default: models/train.json, staged by pack-offline.sh --with-train)
@@ -19,7 +19,11 @@ continuations: what greedy SD accepts at the first draft position), before and a
   NL           draft layers (default 4)     STEPS  optimizer steps (default 600)
   EVAL_PROMPTS fixture prompt file of the acceptance check
                (default .gpu-bundles/prompts/sharegpt-tune.jsonl; 64 prompts, 128 tokens)
-Seeded (torch.manual_seed(0)): the same inputs give the same draft.
+Seeded (torch.manual_seed(0)) and run with torch's deterministic algorithms (warn_only:
+an op without a deterministic kernel warns in the log instead of failing the build).
+Seeding alone did not give the same draft on the H200: sessions 28 and 29 trained on the
+same rows and their KL differed from step 100 on (2.695 / 2.801), the drafts' acceptance
+too (benchmarks/results/2026-12-04-h200-s29/README.md).
 """
 
 import hashlib
@@ -46,6 +50,8 @@ if not EVAL_PROMPTS.exists():
 OUT = M / f"smollm2-l{N}-{'kd' if DATA == 'text' else DATA}"
 
 # Settings are checked before the slow imports.
+# cuBLAS is deterministic only with a fixed workspace, set before CUDA starts.
+os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
 import torch  # noqa: E402
 from kd import (  # noqa: E402
     chat_rows,
@@ -98,6 +104,7 @@ def self_rows(tok, tgt) -> torch.Tensor:
 
 t0 = time.time()
 torch.manual_seed(0)
+torch.use_deterministic_algorithms(True, warn_only=True)
 tok = AutoTokenizer.from_pretrained(M / "smollm2-135m")
 tgt = AutoModelForCausalLM.from_pretrained(M / "smollm2-135m", torch_dtype=torch.bfloat16)
 tgt = tgt.to(DEV).eval()
@@ -152,11 +159,19 @@ after = greedy_agreement(dr, eval_prompts, eval_conts)
 print(f"first-position acceptance after: {after:.3f} ({time.time() - t0:.0f}s)", flush=True)
 dr.save_pretrained(OUT)
 tok.save_pretrained(OUT)
+# Which draft this is, so runs of different sessions can tell whether they ran the same one.
+digest = hashlib.sha256()
+for name, tensor in sorted(dr.state_dict().items()):
+    digest.update(name.encode())
+    digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+print(f"draft weights sha256 {digest.hexdigest()}", flush=True)
 (OUT / "distill.json").write_text(json.dumps({
     "draft_layers": N, "data": DATA, "steps": STEPS, "rows": n, "seq_len": L,
     "batch": B, "self_prompts": SELF_PROMPTS if DATA != "text" else None,
     "eval_prompts": str(EVAL_PROMPTS), "eval_tokens": sum(map(len, eval_conts)),
     "target_self_agreement": self_check,
     "first_position_acceptance": {"before": before, "after": after},
+    "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+    "weights_sha256": digest.hexdigest(),
     "seconds": round(time.time() - t0, 1),
 }, indent=1))

@@ -14,7 +14,7 @@
 #     linked in (the models the session builds are shared by both roots).
 # The distillation's carried rows need no copying here: proxies-start.sh copies
 # .gpu-bundles/rows/ into the models itself.
-#   root=$(bash scripts/gpu-host/stage-last.sh /tmp/s29 .gpu-bundles/b6 .gpu-bundles/wip/served.tgz) || exit 1
+#   root=$(bash scripts/gpu-host/stage-last.sh /tmp/s30 .gpu-bundles/b6 .gpu-bundles/wip/some.tgz) || exit 1
 # Exit status: 0, or 1 with what failed on stderr.
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
