@@ -434,6 +434,21 @@ def parse_output_lengths(text: str) -> tuple[int, int]:
     return int(lo), int(hi)
 
 
+def parse_waves_at(text: str) -> dict[int, int]:
+    """``C:N[,C:N...]`` (``--waves-at``): N waves per round at concurrency C
+    instead of ``--waves``, e.g. ``64:2`` to lengthen only the point whose
+    rounds spread most (session 29: one wave of 64 requests spread 3.3%
+    round to round, the smaller points 0.3-1.5%)."""
+    out: dict[int, int] = {}
+    for item in text.split(","):
+        c, sep, n = item.partition(":")
+        if not (sep and c.isdigit() and n.isdigit() and int(c) >= 1 and int(n) >= 1):
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is not C:N with C, N >= 1 (e.g. 64:2)")
+        out[int(c)] = int(n)
+    return out
+
+
 def request_lengths(bounds: tuple[int, int] | None, n: int) -> list[int] | None:
     """The output length of each of a point's ``n`` requests: drawn from one
     fixed seed, so every arm and round of the point runs the same requests."""
@@ -475,6 +490,8 @@ def main(argv: list[str]) -> int:
                          "over the round instead of arriving as one burst per wave")
     ap.add_argument("--waves", type=int, default=2,
                     help="requests per point: max(--base-requests, WAVES x c)")
+    ap.add_argument("--waves-at", type=parse_waves_at, default={},
+                    help="C:N[,C:N...]: N waves instead of --waves at concurrency C")
     ap.add_argument("--engine", default="{}", help="EngineArgs overrides, JSON")
     ap.add_argument("--dsl-starts-alone", action="store_true",
                     help="start the DSL arms one at a time after the others are "
@@ -500,6 +517,9 @@ def main(argv: list[str]) -> int:
     if args.warm_rounds < 0:
         ap.error(f"--warm-rounds: {args.warm_rounds} must be at least 0")
     conc = [int(c) for c in args.concurrency.split(",")]
+    if set(args.waves_at) - set(conc):
+        ap.error(f"--waves-at: concurrency {sorted(set(args.waves_at) - set(conc))} "
+                 f"is not in --concurrency {args.concurrency}")
     selection = None
     if args.selection:
         key = args.select_at or f"{args.dataset.rsplit('-', 1)[0]}-c{conc[0]}"
@@ -576,6 +596,7 @@ def main(argv: list[str]) -> int:
                  "output_lengths": (list(args.output_lengths)
                                     if args.output_lengths else None),
                  "waves": args.waves,
+                 "waves_at": {str(c): n for c, n in args.waves_at.items()},
                  "init_s": init_s, "failed": failed, "points": [],
                  "bystanders": [[]]}
     lines: list[str] = []
@@ -586,7 +607,7 @@ def main(argv: list[str]) -> int:
         nonlocal printed
         note = f" [bystanders alive: {', '.join(alive)}]" if alive else ""
         for c in conc:
-            n = num_requests(c, args.base_requests, args.waves)
+            n = num_requests(c, args.base_requests, args.waves_at.get(c, args.waves))
             lengths = request_lengths(args.output_lengths, n)
             tpots: dict[str, list[float]] = {a["name"]: [] for a in arms}
             counters: dict[str, list[dict]] = {a["name"]: [] for a in arms}
