@@ -517,8 +517,9 @@ def main(argv: list[str]) -> int:
     if args.warm_rounds < 0:
         ap.error(f"--warm-rounds: {args.warm_rounds} must be at least 0")
     conc = [int(c) for c in args.concurrency.split(",")]
-    if set(args.waves_at) - set(conc):
-        ap.error(f"--waves-at: concurrency {sorted(set(args.waves_at) - set(conc))} "
+    unmeasured = sorted(set(args.waves_at) - set(conc))
+    if unmeasured:
+        ap.error(f"--waves-at: concurrency {unmeasured} "
                  f"is not in --concurrency {args.concurrency}")
     selection = None
     if args.selection:

@@ -6,8 +6,9 @@
 Reads $GPU_HOST_ROOT/models/smollm2-135m and smollm2-l{NL} (scripts/gpu-host/build_models.py)
 and writes smollm2-l{NL}-kd (DATA=text), -self or -mix, with
 distill.json beside the weights: the settings, the sha256 of the draft's weights and
-its greedy first-position acceptance against the target on the tune split (teacher-forced on the target's own greedy
-continuations: what greedy SD accepts at the first draft position), before and after.
+its greedy first-position acceptance against the target on the tune split (teacher-forced
+on the target's own greedy continuations: what greedy SD accepts at the first draft
+position), before and after.
   TRAIN_JSON   a JSON list of conversations, each a list of {"role", "content"} messages
                (default: models/train.json, staged by pack-offline.sh --with-train)
   DATA         text: the conversations as they are (default);
