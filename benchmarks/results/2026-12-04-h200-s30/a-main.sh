@@ -7,14 +7,14 @@
 # laid over it: the candidate final rule. Returns after ~285 s; long work runs
 # in its own process sessions:
 #   1. b7, check, host.txt, the wip root (stage-last.sh);
-#   2. the proxies chain (proxies-start.sh; the distillation now deterministic,
-#      its log's "draft weights sha256" line names the draft);
-#   3. beside it, the GPU suite's engine groups on the wip root, 480 s limit
-#      (the in-process kernel files left out: neither 0053 nor the wip changes
+#   2. the proxies chain (the distillation now deterministic, its log's
+#      "draft weights sha256" line names the draft) and beside it the GPU
+#      suite's engine groups on the wip root, 480 s limit (beside-proxies.sh;
+#      the in-process kernel files left out: neither 0053 nor the wip changes
 #      their code; they passed on the series in session 25);
-#   4. the verdict A/B s30 once both ended and the GPU has no process. Arms
-#      fixed in advance: sd2 (base; SD's K on the tune split of session 29: 2
-#      at every c), target (target-only), dsl4 (the default config: 0053 + the
+#   3. the verdict A/B s30 once both ended and the GPU has no process
+#      (beside-proxies.sh's go file). Arms fixed in advance: sd2 (base; SD's
+#      K on the tune split of session 29: 2 at every c), target (target-only), dsl4 (the default config: 0053 + the
 #      units), dsl4@1-4:4/5-64:2 (the oracle widths); c = 64, 32, 16, 8, 2, 1,
 #      4; one wave of 256-token requests a round, two at 64 (--waves-at 64:2:
 #      one wave spread 2.9-3.3% there in sessions 28-29); 2 warm + 10 measured
@@ -28,18 +28,7 @@ T0=$(date +%s)
 R=/tmp/s30; mkdir -p "$R"
 root=$(bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b7 .gpu-bundles/wip/units.tgz) || exit 1
 source /tmp/gpuhost/env.sh
-bash scripts/gpu-host/proxies-start.sh > "$R/proxies-start.log" 2>&1 || { cat "$R/proxies-start.log"; exit 1; }
-ign="--ignore=tests/gpu/test_conditional_graph.py --ignore=tests/gpu/test_confidence_kernel.py"
-ign+=" --ignore=tests/gpu/test_dsl_kernels.py --ignore=tests/gpu/test_near_ties.py"
-mkdir -p "$R/suite-out"
-# The suite's engine workers must not outlive it (timeout ends pytest only).
-OUT=$R/suite-out GPU_HOST_ROOT=$root DSL_GPU_PARALLEL=15 SUITE_DRAFT_LAYERS=4,16 SUITE_TIMEOUT_S=480 \
-PYTEST_ARGS=$ign setsid bash -c 'bash scripts/gpu-host/suite.sh > /tmp/s30/suite.out 2>&1; echo $? > /tmp/s30/suite.rc
-  pkill -f "tests/gpu/engine_worke[r]"; sleep 3; pkill -9 -f "tests/gpu/engine_worke[r]"; true' < /dev/null > /dev/null 2>&1 &
-setsid bash -c 'while [[ ! -f /tmp/proxies/done || ! -f /tmp/s30/suite.rc ]]; do sleep 1; done
-  for _ in $(seq 60); do [[ -z $(nvidia-smi --query-compute-apps=pid --format=csv,noheader) ]] && break; sleep 1; done
-  nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv > /tmp/s30/gpu-apps-at-go.csv 2>&1
-  touch /tmp/s30/go' < /dev/null > /dev/null 2>&1 &
+SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=/tmp/s30/go AB_WAIT_S=900 bash scripts/gpu-host/ab-start.sh s30 -- \
   --models /tmp/gpuhost/models --target smollm2-135m-x8b --draft smollm2-l16-self-x1b \
