@@ -3,7 +3,7 @@
 # Next 0). Command A, after b1-b6 and the rows were staged one call each; it
 # carries .gpu-bundles/b7, .gpu-bundles/prompts and .gpu-bundles/wip. Code: the
 # 53-patch series (vllm dsl, bundles packed in session 29 with --cap 32MB) with
-# patches-wip/dsl-served-units 0001 (vllm wip-units, .gpu-bundles/wip/units.tgz)
+# patches-wip/dsl-served-units 0001-0003 (vllm wip-units, .gpu-bundles/wip/units.tgz)
 # laid over it: the candidate final rule. Returns after ~285 s; long work runs
 # in its own process sessions:
 #   1. b7, check, host.txt, the wip root (stage-last.sh);
