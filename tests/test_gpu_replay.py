@@ -39,6 +39,7 @@ RUNS = [
     ("2026-12-04-h200-s26-wip", "raw.tgz", "raw"),
     ("2026-12-04-h200-s28-wip", "raw.tgz", "raw"),
     ("2026-12-04-h200-s29-wip", "raw.tgz", "raw"),
+    ("2026-12-04-h200-s30-wip", "raw.tgz", "raw"),
 ]
 
 
