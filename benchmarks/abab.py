@@ -326,6 +326,23 @@ def tokens_per_step(requests: list[dict]) -> float:
     return sum(sum(r["deltas"]) for r in requests) / steps if steps else float("nan")
 
 
+def tokens_by_life(requests: list[dict], bins: int = 10) -> tuple[list[float], list[int]]:
+    """Tokens a request got per step that gave it any, summed by the tenth
+    (``bins``) of its life the step fell in, and the steps counted there: a
+    step's share of its request's steps places it. Whether what requests
+    accept drifts over their lives (a comparison of consecutive blocks of
+    steps would read a drift as a difference between them)."""
+    sums = [0.0] * bins
+    counts = [0] * bins
+    for r in requests:
+        deltas = r["deltas"]
+        for i, d in enumerate(deltas):
+            b = i * bins // len(deltas)
+            sums[b] += d
+            counts[b] += 1
+    return sums, counts
+
+
 def parse_bystanders(text: str, arms: list[dict]) -> list[list[dict]]:
     """``--bystanders``: ``/``-separated groups of arms, started one group
     after another and never measured. A bystander is an engine of its own, so
@@ -449,6 +466,24 @@ def parse_waves_at(text: str) -> dict[int, int]:
     return out
 
 
+def parse_repeats_at(text: str) -> dict[int, int]:
+    """``C:N[,C:N...]`` (``--repeats-at``): each round at concurrency C runs
+    its requests N times, each group drained before the next starts, e.g.
+    ``64:3``: a longer round of the same load. (``--waves-at 64:2`` instead
+    keeps 64 requests in flight over 128, so the second wave's requests
+    arrive as the first one's leave: session 30 saw prefills in a quarter of
+    the steps, SD's round-to-round spread rise to 19.9% and target-only pass
+    SD, another workload than one wave's.)"""
+    out: dict[int, int] = {}
+    for item in text.split(","):
+        c, sep, n = item.partition(":")
+        if not (sep and c.isdigit() and n.isdigit() and int(c) >= 1 and int(n) >= 1):
+            raise argparse.ArgumentTypeError(
+                f"{item!r} is not C:N with C, N >= 1 (e.g. 64:3)")
+        out[int(c)] = int(n)
+    return out
+
+
 def request_lengths(bounds: tuple[int, int] | None, n: int) -> list[int] | None:
     """The output length of each of a point's ``n`` requests: drawn from one
     fixed seed, so every arm and round of the point runs the same requests."""
@@ -492,6 +527,10 @@ def main(argv: list[str]) -> int:
                     help="requests per point: max(--base-requests, WAVES x c)")
     ap.add_argument("--waves-at", type=parse_waves_at, default={},
                     help="C:N[,C:N...]: N waves instead of --waves at concurrency C")
+    ap.add_argument("--repeats-at", type=parse_repeats_at, default={},
+                    help="C:N[,C:N...]: each round at concurrency C runs its "
+                         "requests N times, each time drained before the next "
+                         "(a longer round of the same load)")
     ap.add_argument("--engine", default="{}", help="EngineArgs overrides, JSON")
     ap.add_argument("--dsl-starts-alone", action="store_true",
                     help="start the DSL arms one at a time after the others are "
@@ -517,10 +556,11 @@ def main(argv: list[str]) -> int:
     if args.warm_rounds < 0:
         ap.error(f"--warm-rounds: {args.warm_rounds} must be at least 0")
     conc = [int(c) for c in args.concurrency.split(",")]
-    unmeasured = sorted(set(args.waves_at) - set(conc))
-    if unmeasured:
-        ap.error(f"--waves-at: concurrency {unmeasured} "
-                 f"is not in --concurrency {args.concurrency}")
+    for flag, table in (("--waves-at", args.waves_at), ("--repeats-at", args.repeats_at)):
+        unmeasured = sorted(set(table) - set(conc))
+        if unmeasured:
+            ap.error(f"{flag}: concurrency {unmeasured} "
+                     f"is not in --concurrency {args.concurrency}")
     selection = None
     if args.selection:
         key = args.select_at or f"{args.dataset.rsplit('-', 1)[0]}-c{conc[0]}"
@@ -598,6 +638,7 @@ def main(argv: list[str]) -> int:
                                     if args.output_lengths else None),
                  "waves": args.waves,
                  "waves_at": {str(c): n for c, n in args.waves_at.items()},
+                 "repeats_at": {str(c): n for c, n in args.repeats_at.items()},
                  "init_s": init_s, "failed": failed, "points": [],
                  "bystanders": [[]]}
     lines: list[str] = []
@@ -608,20 +649,26 @@ def main(argv: list[str]) -> int:
         nonlocal printed
         note = f" [bystanders alive: {', '.join(alive)}]" if alive else ""
         for c in conc:
-            n = num_requests(c, args.base_requests, args.waves_at.get(c, args.waves))
-            lengths = request_lengths(args.output_lengths, n)
+            group = num_requests(c, args.base_requests, args.waves_at.get(c, args.waves))
+            repeats = args.repeats_at.get(c, 1)
+            n = group * repeats
+            lengths = request_lengths(args.output_lengths, group)
+            if lengths is not None:
+                lengths = lengths * repeats
             tpots: dict[str, list[float]] = {a["name"]: [] for a in arms}
             counters: dict[str, list[dict]] = {a["name"]: [] for a in arms}
             per_step: dict[str, list[float]] = {a["name"]: [] for a in arms}
             spec_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
             step_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
+            life: dict[str, list[list]] = {a["name"]: [[0.0] * 10, [0] * 10] for a in arms}
 
             def run_or_drop(i: int, tag: str, where: str) -> dict | None:
                 """Arm ``i``'s workload of this point; an arm other than the
                 base whose engine fails is dropped with its error."""
                 try:
                     return run_workload(engines[i], prompts, c, n, args.max_tokens,
-                                        None, tag, output_lengths=lengths)
+                                        None, tag, output_lengths=lengths,
+                                        drain_every=group if repeats > 1 else None)
                 except Exception as e:  # noqa: BLE001
                     if i == 0:
                         raise
@@ -651,6 +698,9 @@ def main(argv: list[str]) -> int:
                     tpots[arms[i]["name"]].append(1e3 * statistics.fmean(vals))
                     counters[arms[i]["name"]].append(res["counters"])
                     per_step[arms[i]["name"]].append(tokens_per_step(res["requests"]))
+                    for total, part in zip(life[arms[i]["name"]],
+                                           tokens_by_life(res["requests"])):
+                        total[:] = [x + y for x, y in zip(total, part)]
                     spec_rounds[arms[i]["name"]].append(spec[arms[i]["name"]].since(before))
                     step_rounds[arms[i]["name"]].append(with_core_periods(
                         res.get("step_ms"),
@@ -668,6 +718,9 @@ def main(argv: list[str]) -> int:
                      "counters": counters, "tokens_per_step": per_step,
                      "spec": spec_point, "spec_rounds": spec_rounds,
                      "step_ms": step_rounds, "ratios": {},
+                     "tokens_by_life": {
+                         name: [s / k if k else None for s, k in zip(*sums_counts)]
+                         for name, sums_counts in life.items() if tpots[name]},
                      "bystanders": alive}
             m, lo, hi = ci(tpots[base])
             noise = (max(tpots[base]) - min(tpots[base])) / statistics.median(tpots[base])
@@ -691,6 +744,10 @@ def main(argv: list[str]) -> int:
                 r = spec_point.get(a["name"])
                 if r is not None and (r["num_drafts"] or a["k"]):
                     lines.append(f"  {a['name']:10} {spec_line(r)}")
+                    by_life = point["tokens_by_life"].get(a["name"]) or []
+                    lines.append(f"  {a['name']:10} tokens a step by tenth of a request's "
+                                 "life: " + " ".join("-" if x is None else f"{x:.2f}"
+                                                     for x in by_life))
             for a in arms:
                 if a["name"] in failed:
                     continue

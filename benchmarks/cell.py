@@ -101,7 +101,8 @@ def engine_args(cell: dict):
 def run_workload(engine, prompts: list[list[int]], concurrency: int,
                  num_requests: int, max_tokens: int,
                  extra_args: dict | None, tag: str,
-                 output_lengths: Sequence[int] | None = None) -> dict:
+                 output_lengths: Sequence[int] | None = None,
+                 drain_every: int | None = None) -> dict:
     """Closed loop: ``concurrency`` requests in flight until ``num_requests``
     have finished. Every step's outputs are timestamped; every step's start,
     duration, first tokens and the client's collection time inside it are
@@ -110,7 +111,12 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
     Each request generates ``max_tokens`` tokens, or, with ``output_lengths``,
     request ``i`` generates ``output_lengths[i % len(output_lengths)]``:
     requests of one length started together also finish together, so the
-    next wave's prefills arrive as one burst (``abab.py --output-lengths``)."""
+    next wave's prefills arrive as one burst (``abab.py --output-lengths``).
+
+    With ``drain_every``, the requests run in groups of that many: the next
+    group's first request is added only once every request of the group
+    before has finished, so a longer round repeats the same load instead of
+    making it a steady stream of arrivals (``abab.py --repeats-at``)."""
     from vllm import SamplingParams
 
     lengths = list(output_lengths) if output_lengths else [max_tokens]
@@ -131,6 +137,9 @@ def run_workload(engine, prompts: list[list[int]], concurrency: int,
             added = 0
             added_tokens = 0
             while queue and len(inflight) < concurrency:
+                if (drain_every and inflight
+                        and (num_requests - len(queue)) % drain_every == 0):
+                    break
                 added += 1
                 rid, prompt, req_params = queue.popleft()
                 added_tokens += len(prompt)

@@ -1,6 +1,7 @@
 """The benchmark's orchestration, tune/test selection and report, end to end
 on CPU with a fake cell driver (``fake_cell.py``) in place of the engine."""
 
+import argparse
 import json
 import os
 import subprocess
@@ -297,6 +298,8 @@ class _FakeEngines:
         self.events: list[tuple] = []
         # (arm, tag, requests, output lengths) of every workload run.
         self.lengths: list[tuple] = []
+        # (arm, tag, drain_every) of every workload run.
+        self.drains: list[tuple] = []
 
     def install(self, monkeypatch, abab):
         import vllm.v1.engine.llm_engine as llm_engine
@@ -330,9 +333,10 @@ class _FakeEngines:
                             staticmethod(from_engine_args))
 
         def run_workload(engine, prompts, c, n, max_tokens, extra, tag,
-                         output_lengths=None):
+                         output_lengths=None, drain_every=None):
             self.events.append(("run", engine, tag))
             self.lengths.append((engine, tag, n, output_lengths))
+            self.drains.append((engine, tag, drain_every))
             if tag.startswith("r") and self.run_fails.get(engine) == tag:
                 raise RuntimeError(f"{engine} died")
             logger = self.loggers[engine]
@@ -474,6 +478,71 @@ def test_abab_runs_every_arm_and_round_of_a_point_with_the_same_output_lengths(
     warm = [x for x in fake.lengths if x[1].startswith("warm")]
     assert {(x[1], x[2]) for x in warm} == {("warm1", 2), ("warm8", 16)}
     assert all(len(x[3]) == x[2] and all(4 <= m <= 32 for m in x[3]) for x in warm)
+
+
+def test_abab_repeats_at_runs_a_points_requests_again_after_each_drains(
+        tmp_path, monkeypatch):
+    """``--repeats-at 8:3``: every round at 8 runs its 16 requests three
+    times, each group drained before the next (the same load, longer), with
+    the same output lengths each time; the other point is untouched."""
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    fake = _FakeEngines()
+    fake.install(monkeypatch, abab)
+    assert abab.main(args + ["--repeats-at", "8:3", "--output-lengths", "3-9"]) == 0
+    data = json.loads(out.read_text())
+    assert data["repeats_at"] == {"8": 3}
+    assert [p["requests"] for p in data["points"]] == [2, 48]
+    runs = {(x[0], x[1]): x for x in fake.lengths}
+    for engine, tag, drain in fake.drains:
+        if tag.startswith("warm"):
+            continue
+        if tag.endswith("c8"):
+            assert drain == 16
+            lengths = runs[(engine, tag)][3]
+            assert len(lengths) == 48 and lengths[:16] == lengths[16:32] == lengths[32:]
+        else:
+            assert drain is None
+
+
+def test_abab_reports_tokens_a_step_by_tenth_of_a_requests_life(tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    _FakeEngines().install(monkeypatch, abab)
+    assert abab.main(args) == 0
+    # The stand-in's requests got 1 token, then 2 (deltas [1, 2]): the first
+    # half of their lives got 1 a step, the second 2; the steps fall in
+    # tenths 0 and 5, the others have none.
+    life = json.loads(out.read_text())["points"][0]["tokens_by_life"]
+    assert life["sd4"] == [1.0, None, None, None, None, 2.0, None, None, None, None]
+
+
+def test_tokens_by_life_sums_each_tenth_of_each_requests_steps():
+    import abab
+
+    sums, counts = abab.tokens_by_life(
+        [{"deltas": [1] * 10}, {"deltas": [1, 1, 1, 1, 1, 3, 3, 3, 3, 3]},
+         {"deltas": [2, 4]}], bins=10)
+    assert counts == [3, 2, 2, 2, 2, 3, 2, 2, 2, 2]
+    assert sums == [4.0, 2.0, 2.0, 2.0, 2.0, 8.0, 4.0, 4.0, 4.0, 4.0]
+
+
+@pytest.mark.parametrize("text", ["64", "64:0", "0:2", "a:2", "64:2,8"])
+def test_abab_repeats_at_bad_item_is_named(text):
+    import abab
+
+    with pytest.raises(argparse.ArgumentTypeError, match="is not C:N"):
+        abab.parse_repeats_at(text)
+
+
+def test_abab_repeats_at_a_concurrency_not_measured_is_refused(capsys, tmp_path):
+    import abab
+
+    with pytest.raises(SystemExit) as exc:
+        abab.main(["--models", str(tmp_path), "--prompts", str(tmp_path),
+                   "--out", str(tmp_path / "o.json"), "--concurrency", "1,8",
+                   "--repeats-at", "64:2"])
+    assert exc.value.code == 2
+    assert ("--repeats-at: concurrency [64] is not in --concurrency 1,8"
+            in capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("bad", ["9-3", "0-4", "64", "a-b", "-5"])
@@ -1090,6 +1159,48 @@ def test_run_workload_gives_each_request_its_output_length():
     res = run_workload(Engine(), [[1, 2]], 2, 4, 4, None, "t")
     assert [r["num_tokens"] for r in res["requests"]] == [4, 4, 4, 4]
     assert res["step_ms"]["prefill"]["n"] == 2
+
+
+def test_run_workload_drains_each_group_before_the_next():
+    """``drain_every``: with 3 in flight allowed, 4 requests in groups of 2
+    run as two waves of 2; without it the third starts at once."""
+    from types import SimpleNamespace
+
+    from cell import run_workload
+
+    class Engine:
+        def __init__(self):
+            self.running: dict[str, int] = {}
+            # Requests in flight when each request was added.
+            self.at_add: list[int] = []
+
+        def add_request(self, rid, prompt, params):
+            self.at_add.append(len(self.running))
+            self.running[rid] = 0
+
+        def step(self):
+            outs = []
+            for rid in list(self.running):
+                self.running[rid] += 1
+                n = self.running[rid]
+                outs.append(SimpleNamespace(
+                    request_id=rid, finished=n == 3,
+                    outputs=[SimpleNamespace(token_ids=list(range(n)))]))
+                if n == 3:
+                    del self.running[rid]
+            return outs
+
+        def get_metrics(self):
+            return []
+
+    engine = Engine()
+    res = run_workload(engine, [[1, 2]], 3, 4, 3, None, "t", drain_every=2)
+    assert engine.at_add == [0, 1, 0, 1]
+    assert res["step_ms"]["trace"]["added"] == [2, 0, 0, 2, 0, 0]
+    assert len(res["requests"]) == 4
+    engine = Engine()
+    run_workload(engine, [[1, 2]], 3, 4, 3, None, "t")
+    assert engine.at_add == [0, 1, 2, 0]
 
 
 def test_after_arrival_counts_the_long_steps_that_follow_an_arrival():
