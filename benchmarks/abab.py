@@ -468,7 +468,8 @@ def parse_waves_at(text: str) -> dict[int, int]:
 
 def parse_repeats_at(text: str) -> dict[int, int]:
     """``C:N[,C:N...]`` (``--repeats-at``): each round at concurrency C runs
-    its requests N times, each group drained before the next starts, e.g.
+    N groups of the point's request count (the next prompts in turn, the
+    same output lengths), each group drained before the next starts, e.g.
     ``64:3``: a longer round of the same load. (``--waves-at 64:2`` instead
     keeps 64 requests in flight over 128, so the second wave's requests
     arrive as the first one's leave: session 30 saw prefills in a quarter of
@@ -528,8 +529,9 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--waves-at", type=parse_waves_at, default={},
                     help="C:N[,C:N...]: N waves instead of --waves at concurrency C")
     ap.add_argument("--repeats-at", type=parse_repeats_at, default={},
-                    help="C:N[,C:N...]: each round at concurrency C runs its "
-                         "requests N times, each time drained before the next "
+                    help="C:N[,C:N...]: each round at concurrency C runs N "
+                         "groups of the point's request count (the next prompts, "
+                         "the same output lengths), each drained before the next "
                          "(a longer round of the same load)")
     ap.add_argument("--engine", default="{}", help="EngineArgs overrides, JSON")
     ap.add_argument("--dsl-starts-alone", action="store_true",

@@ -482,9 +482,9 @@ def test_abab_runs_every_arm_and_round_of_a_point_with_the_same_output_lengths(
 
 def test_abab_repeats_at_runs_a_points_requests_again_after_each_drains(
         tmp_path, monkeypatch):
-    """``--repeats-at 8:3``: every round at 8 runs its 16 requests three
-    times, each group drained before the next (the same load, longer), with
-    the same output lengths each time; the other point is untouched."""
+    """``--repeats-at 8:3``: every round at 8 runs three groups of 16
+    requests, each drained before the next (the same load, longer), with the
+    same output lengths in each group; the other point is untouched."""
     abab, out, args = _abab(tmp_path, "sd4,sd3")
     fake = _FakeEngines()
     fake.install(monkeypatch, abab)
