@@ -474,15 +474,8 @@ def parse_repeats_at(text: str) -> dict[int, int]:
     keeps 64 requests in flight over 128, so the second wave's requests
     arrive as the first one's leave: session 30 saw prefills in a quarter of
     the steps, SD's round-to-round spread rise to 19.9% and target-only pass
-    SD, another workload than one wave's.)"""
-    out: dict[int, int] = {}
-    for item in text.split(","):
-        c, sep, n = item.partition(":")
-        if not (sep and c.isdigit() and n.isdigit() and int(c) >= 1 and int(n) >= 1):
-            raise argparse.ArgumentTypeError(
-                f"{item!r} is not C:N with C, N >= 1 (e.g. 64:3)")
-        out[int(c)] = int(n)
-    return out
+    SD, another workload than one wave's.) Read as ``--waves-at`` is."""
+    return parse_waves_at(text)
 
 
 def request_lengths(bounds: tuple[int, int] | None, n: int) -> list[int] | None:

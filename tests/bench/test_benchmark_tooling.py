@@ -1070,36 +1070,44 @@ def test_spec_counters_record_each_engine_steps_batch_graph_and_drafts():
     assert rec["engine_steps"]["running"] == [7, 6]
 
 
+class _ThreeTokenEngine:
+    """A stand-in engine for ``cell.run_workload``: each step gives every
+    running request one token, and a request finishes with its third. It
+    keeps how many requests were in flight when each was added."""
+
+    def __init__(self):
+        self.running: dict[str, int] = {}
+        self.at_add: list[int] = []
+
+    def add_request(self, rid, prompt, params):
+        self.at_add.append(len(self.running))
+        self.running[rid] = 0
+
+    def step(self):
+        from types import SimpleNamespace
+
+        outs = []
+        for rid in list(self.running):
+            self.running[rid] += 1
+            n = self.running[rid]
+            outs.append(SimpleNamespace(
+                request_id=rid, finished=n == 3,
+                outputs=[SimpleNamespace(token_ids=list(range(n)))]))
+            if n == 3:
+                del self.running[rid]
+        return outs
+
+    def get_metrics(self):
+        return []
+
+
 def test_run_workload_counts_the_steps_that_give_a_first_token():
     """A stand-in engine: each step gives every running request one token;
     a request added before a step gets its first token from that step."""
-    from types import SimpleNamespace
 
     from cell import run_workload
 
-    class Engine:
-        def __init__(self):
-            self.running: dict[str, int] = {}
-
-        def add_request(self, rid, prompt, params):
-            self.running[rid] = 0
-
-        def step(self):
-            outs = []
-            for rid in list(self.running):
-                self.running[rid] += 1
-                n = self.running[rid]
-                outs.append(SimpleNamespace(
-                    request_id=rid, finished=n == 3,
-                    outputs=[SimpleNamespace(token_ids=list(range(n)))]))
-                if n == 3:
-                    del self.running[rid]
-            return outs
-
-        def get_metrics(self):
-            return []
-
-    res = run_workload(Engine(), [[1, 2]], 2, 4, 3, None, "t")
+    res = run_workload(_ThreeTokenEngine(), [[1, 2]], 2, 4, 3, None, "t")
     # Requests 0-1 start at step 1, 2-3 at step 4 (after 0-1 finish at 3).
     q = res["step_ms"]
     assert q["n"] == 6 and q["prefill"]["n"] == 2 and q["decode"]["n"] == 4
@@ -1164,41 +1172,15 @@ def test_run_workload_gives_each_request_its_output_length():
 def test_run_workload_drains_each_group_before_the_next():
     """``drain_every``: with 3 in flight allowed, 4 requests in groups of 2
     run as two waves of 2; without it the third starts at once."""
-    from types import SimpleNamespace
 
     from cell import run_workload
 
-    class Engine:
-        def __init__(self):
-            self.running: dict[str, int] = {}
-            # Requests in flight when each request was added.
-            self.at_add: list[int] = []
-
-        def add_request(self, rid, prompt, params):
-            self.at_add.append(len(self.running))
-            self.running[rid] = 0
-
-        def step(self):
-            outs = []
-            for rid in list(self.running):
-                self.running[rid] += 1
-                n = self.running[rid]
-                outs.append(SimpleNamespace(
-                    request_id=rid, finished=n == 3,
-                    outputs=[SimpleNamespace(token_ids=list(range(n)))]))
-                if n == 3:
-                    del self.running[rid]
-            return outs
-
-        def get_metrics(self):
-            return []
-
-    engine = Engine()
+    engine = _ThreeTokenEngine()
     res = run_workload(engine, [[1, 2]], 3, 4, 3, None, "t", drain_every=2)
     assert engine.at_add == [0, 1, 0, 1]
     assert res["step_ms"]["trace"]["added"] == [2, 0, 0, 2, 0, 0]
     assert len(res["requests"]) == 4
-    engine = Engine()
+    engine = _ThreeTokenEngine()
     run_workload(engine, [[1, 2]], 3, 4, 3, None, "t")
     assert engine.at_add == [0, 1, 2, 0]
 
