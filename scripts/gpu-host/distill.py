@@ -24,13 +24,20 @@ Seeded (torch.manual_seed(0)) and run with torch's deterministic algorithms (war
 an op without a deterministic kernel warns in the log instead of failing the build).
 Seeding alone did not give the same draft on the H200: sessions 28 and 29 trained on the
 same rows and their KL differed from step 100 on (2.695 / 2.801), the drafts' acceptance
-too (benchmarks/results/2026-12-04-h200-s29/README.md).
+too (benchmarks/results/2026-12-04-h200-s29/README.md). Nor did deterministic algorithms
+with warn_only: sessions 30 and 31 got different weights (sha256 6eb2d78b... and
+0795b03f...), and the log's one warning was the draft's attention backward (cuDNN
+attention, picked by SDPA, has no deterministic kernel). The draft trains with eager
+attention (matmuls and a softmax, deterministic with the cuBLAS workspace below); every
+warning of a non-deterministic op is kept in distill.json ("nondeterministic_ops") and
+printed, so a sha that does not repeat says why.
 """
 
 import hashlib
 import json
 import os
 import time
+import warnings
 from pathlib import Path
 
 M = Path(os.environ.get("GPU_HOST_ROOT", "/tmp/gpuhost")) / "models"
@@ -113,7 +120,9 @@ if ONLY_ROWS:
     rows = self_rows(tok, tgt) if DATA != "text" else chat_rows(tok, TRAIN_JSON, L)
     print(f"{len(rows)} rows of {L} tokens ready {time.time() - t0:.0f}s")
     raise SystemExit(0)
-dr = AutoModelForCausalLM.from_pretrained(M / f"smollm2-l{N}", torch_dtype=torch.float32)
+# Eager attention: SDPA's cuDNN backward is not deterministic (see the docstring).
+dr = AutoModelForCausalLM.from_pretrained(M / f"smollm2-l{N}", torch_dtype=torch.float32,
+                                          attn_implementation="eager")
 dr = dr.to(DEV)
 
 eval_prompts = load_prompt_ids(EVAL_PROMPTS, 64, 1024)
@@ -145,15 +154,22 @@ opt = torch.optim.AdamW(
 sch = torch.optim.lr_scheduler.OneCycleLR(
     opt, max_lr=1e-3, total_steps=max(STEPS, 1), pct_start=0.05
 )
-for step in range(STEPS):
-    b = ids[torch.randint(0, n, (B,))].to(DEV)
-    with torch.no_grad():
-        tl = tgt(b).logits.float()
-    with torch.autocast(DEV, dtype=torch.bfloat16):
-        dl = dr(b).logits.float()
-    loss = kd_step(opt, sch, dr.parameters(), dl, tl)
-    if step % 100 == 0 or step == STEPS - 1:
-        log_step("", step, loss, dl, tl, t0)
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    for step in range(STEPS):
+        b = ids[torch.randint(0, n, (B,))].to(DEV)
+        with torch.no_grad():
+            tl = tgt(b).logits.float()
+        with torch.autocast(DEV, dtype=torch.bfloat16):
+            dl = dr(b).logits.float()
+        loss = kd_step(opt, sch, dr.parameters(), dl, tl)
+        if step % 100 == 0 or step == STEPS - 1:
+            log_step("", step, loss, dl, tl, t0)
+nondeterministic = sorted({str(w.message) for w in caught
+                           if "determinis" in str(w.message)})
+for message in nondeterministic:
+    print(f"non-deterministic op in training (the sha may not repeat): {message}",
+          flush=True)
 
 dr = dr.to(torch.bfloat16).eval()
 after = greedy_agreement(dr, eval_prompts, eval_conts)
@@ -173,6 +189,8 @@ print(f"draft weights sha256 {digest.hexdigest()}", flush=True)
     "target_self_agreement": self_check,
     "first_position_acceptance": {"before": before, "after": after},
     "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
+    "draft_attention": dr.config._attn_implementation,
+    "nondeterministic_ops": nondeterministic,
     "weights_sha256": digest.hexdigest(),
     "seconds": round(time.time() - t0, 1),
 }, indent=1))
