@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Session 32 (written in session 31, not yet run; docs/dsl-at-batch-size.md
+# Next 0). Command A, after b1-b8 and the rows were staged one call each
+# (the bundle repacked in session 31 with --cap 24MB: nine chunks, the same
+# files as session 29's seven); it carries .gpu-bundles/b9 and
+# .gpu-bundles/prompts. Code: the 53-patch series alone (vllm dsl at 6831a37),
+# no GPU code changed since session 31's suite passed on it, so no suite runs
+# for a verdict: its build of the models is what is used, and its engine
+# groups run as in session 31 (a replay log, beside the build, no device time
+# of its own). Returns after ~285 s; long work runs in its own process
+# sessions:
+#   1. b9, check, host.txt (stage-last.sh);
+#   2. the proxies chain (the draft now trained with eager attention: read
+#      "draft weights sha256" and "non-deterministic op" in its log) beside
+#      the suite's engine groups (beside-proxies.sh, which builds the target
+#      and its 4- and 16-layer truncations); and, once the 4-layer truncation
+#      is built, the small pair's draft (distill.py DATA=self NL=4, the kept
+#      rows) beside both; go2 once all three have ended and the GPU is quiet;
+#   3. the proxies' verdict A/B s32p (c = 1, 4, 2: the points session 31
+#      lost), then the small pair's A/B s32s (c = 1, 8, then 32 if the device
+#      time allows), one after the other. Arms fixed in advance for both:
+#      sd2, sd3, sd4, target, dsl4 (the default config); SD's best K read off
+#      the same run; one wave of 256-token requests a round, 1 warm + 8
+#      measured ABBA rounds, the DSL engine started alone.
+# Back: a.tgz. Collected by collect.sh. Then, per run:
+#   python3 benchmarks/verdict.py --dsl-arm dsl4 --out verdict.json proxies=p/abab.json.gz
+#   python3 benchmarks/verdict.py --dsl-arm dsl4 --out verdict-small.json small=s/abab.json.gz
+set -uo pipefail
+T0=$(date +%s)
+R=/tmp/s32; mkdir -p "$R"
+root=$(bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9) || exit 1
+source /tmp/gpuhost/env.sh
+SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
+M=$root/models
+export R M
+setsid bash -c 'end=$(( $(date +%s) + 300 ))
+  while [[ ! -f "$M/smollm2-l4/.built" ]] && (( $(date +%s) < end )); do sleep 1; done
+  DATA=self NL=4 python3 scripts/gpu-host/distill.py > "$R/distill-l4-self.log" 2>&1
+  echo $? > "$R/small.rc"
+  cp "$M/smollm2-l4-self/distill.json" "$R/distill-l4-self.json" 2>/dev/null
+  while [[ ! -f "$R/go" ]]; do sleep 1; done
+  for _ in $(seq 60); do
+    [[ -z $(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null) ]] && break
+    sleep 1
+  done
+  touch "$R/go2"' < /dev/null > /dev/null 2>&1 &
+E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
+common=(--prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4
+        --engine "$E" --out abab.json --arms 'sd2,sd3,sd4,target,dsl4'
+        --rounds 8 --warm-rounds 1 --dsl-starts-alone)
+GPU_HOST_ROOT=$root AB_TIMEOUT_S=900 AB_WAIT_FILE=$R/go2 AB_WAIT_S=900 \
+  bash scripts/gpu-host/ab-start.sh s32p -- --models /tmp/gpuhost/models \
+  --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency 1,4,2 "${common[@]}" \
+  > "$R/ab-start-p.log" 2>&1 || { cat "$R/ab-start-p.log"; exit 1; }
+GPU_HOST_ROOT=$root AB_TIMEOUT_S=900 AB_WAIT_FILE=/tmp/ab/s32p/rc AB_WAIT_S=1700 \
+  bash scripts/gpu-host/ab-start.sh s32s -- --models /tmp/gpuhost/models \
+  --target smollm2-135m --draft smollm2-l4-self --concurrency 1,8,32 "${common[@]}" \
+  > "$R/ab-start-s.log" 2>&1 || { cat "$R/ab-start-s.log"; exit 1; }
+while (( $(date +%s) < T0 + 285 )) && [[ ! -f "$R/go2" ]]; do sleep 2; done
+cp /tmp/proxies/*.log "$R/" 2>/dev/null
+tar czf "$OUT/a.tgz" -C /tmp s32
+echo "[$(( $(date +%s) - T0 ))s] A done; proxies: $(tr '\n' ' ' < /tmp/proxies/chain.log 2>/dev/null); small: $(cat "$R/small.rc" 2>/dev/null || echo running); suite: $(tail -n 2 /tmp/gpu-suite/times.log 2>/dev/null | tr '\n' ' ')"
