@@ -129,7 +129,9 @@ class SpecCounters:
     stat logger's records (``stat_logger_factory``)."""
 
     def __init__(self):
-        self.totals = dict.fromkeys(("steps",) + SPEC_FIELDS, 0)
+        # steps_with_drafts: engine steps that verified drafts (a fixed-K
+        # arm's drafter ran K forwards for each; its worker does not count).
+        self.totals = dict.fromkeys(("steps", "steps_with_drafts") + SPEC_FIELDS, 0)
         # Per record with decode tokens: the engine core's output period (ms),
         # the median over its requests of the time between their last two
         # outputs as the core stamped them. Beside the client's step times it
@@ -159,6 +161,8 @@ class SpecCounters:
             None if spec is None else getattr(spec, "num_draft_forwards", None)))
         if spec is None:
             return
+        if getattr(spec, "num_draft_tokens", 0):
+            self.totals["steps_with_drafts"] += 1
         for f in SPEC_FIELDS:
             self.totals[f] += int(getattr(spec, f, 0) or 0)
 
@@ -194,15 +198,27 @@ def stat_logger_factory(counters: SpecCounters):
     return lambda vllm_config, engine_index=0: _Logger(vllm_config, engine_index)
 
 
-def spec_rates(t: dict, dynamic: bool) -> dict:
+def spec_rates(t: dict, dynamic: bool, k: int | None = None) -> dict:
     """Per-step and per-draft figures of summed ``SpecCounters`` totals.
-    ``draft_forwards_per_step`` is None for an arm without DSL (its worker
-    does not count draft forwards)."""
+    ``draft_forwards_per_step``: with DSL (``dynamic``) the forwards its worker
+    counted; for a fixed-K arm (``k``), which its worker does not count, K for
+    each step that verified drafts (``draft_forwards_source`` says which; 0
+    for target-only, None where neither is known, as in totals from before
+    ``steps_with_drafts``)."""
     def div(a, b):
         return a / b if b else None
+    if dynamic:
+        forwards, source = div(t["num_draft_forwards"], t["steps"]), "counted"
+    elif k == 0:
+        forwards, source = 0.0, "no drafter"
+    elif k and "steps_with_drafts" in t:
+        forwards = div(k * t["steps_with_drafts"], t["steps"])
+        source = "K a step that verified drafts"
+    else:
+        forwards, source = None, None
     return {**t,
-            "draft_forwards_per_step": (div(t["num_draft_forwards"], t["steps"])
-                                        if dynamic else None),
+            "draft_forwards_per_step": forwards,
+            "draft_forwards_source": source,
             "accepted_per_step": div(t["num_accepted_tokens"], t["steps"]),
             "drafted_per_draft": div(t["num_draft_tokens"], t["num_drafts"]),
             "accepted_per_draft": div(t["num_accepted_tokens"], t["num_drafts"]),
@@ -214,7 +230,9 @@ def spec_line(r: dict) -> str:
     """The summary's spec-decode figures of one arm (``spec_rates``)."""
     def f(x, fmt="{:.2f}"):
         return "n/a" if x is None else fmt.format(x)
-    return (f"draft fwd/step {f(r['draft_forwards_per_step'])}, "
+    fixed = r.get("draft_forwards_source") == "K a step that verified drafts"
+    return (f"draft fwd/step {f(r['draft_forwards_per_step'])}"
+            f"{' (K a drafting step)' if fixed else ''}, "
             f"accepted/step {f(r['accepted_per_step'])}, "
             f"drafted/draft {f(r['drafted_per_draft'])}, "
             f"acceptance {f(r['acceptance_rate'], '{:.3f}')}, "
@@ -708,7 +726,8 @@ def main(argv: list[str]) -> int:
                 rounds = spec_rounds[a["name"]]
                 if rounds:
                     total = {k: sum(x[k] for x in rounds) for k in rounds[0]}
-                    spec_point[a["name"]] = spec_rates(total, a.get("dynamic", False))
+                    spec_point[a["name"]] = spec_rates(total, a.get("dynamic", False),
+                                                       a.get("k"))
             point = {"concurrency": c, "requests": n, "tpot_ms": tpots,
                      "counters": counters, "tokens_per_step": per_step,
                      "spec": spec_point, "spec_rounds": spec_rounds,

@@ -31,9 +31,11 @@ concurrency, one row of ``verdict.json`` (a JSON list):
 - ``dsl_draft_forwards_per_step``, ``dsl_accepted_per_step``: the DSL arm's
   draft forward passes and accepted draft tokens per engine step (its own
   stat logger in ``abab.py``; null in files from before it);
-- ``arms_per_step``: the same two numbers for every arm (draft forwards are
-  null for SD arms: the worker counts them only with DSL; SD runs K per
-  drafting step);
+- ``arms_per_step``: the same two numbers for every arm, with where the
+  forwards come from (``forwards_source``): counted by DSL's worker, or for
+  a fixed-K SD arm, whose worker does not count them, K for each engine step
+  that verified drafts (null in files from before ``abab.py`` recorded those
+  steps); 0 for target-only;
 - ``other_arms_tpot_ms``: median TPOT of the arms that are neither target,
   a fixed-K SD arm nor the DSL arm (e.g. ``sd4av``, SD with upstream's
   adaptive verification, or an arm with a batch-size schedule).
@@ -141,6 +143,7 @@ def rows_of(name: str | None, data: dict, dsl_arm: str,
             "other_arms_tpot_ms": others,
             "arms_per_step": {
                 a: {"draft_forwards": v.get("draft_forwards_per_step"),
+                    "forwards_source": v.get("draft_forwards_source"),
                     "accepted": v.get("accepted_per_step")}
                 for a, v in spec_all.items()},
             "best_sd_note": note,

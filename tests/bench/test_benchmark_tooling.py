@@ -605,8 +605,11 @@ def test_abab_spec_counters_are_per_arm(tmp_path, monkeypatch):
         assert spec["dsl6"]["early_exits_per_draft"] == pytest.approx(1.0)
         assert spec["dsl8t0.5"]["draft_forwards_per_step"] == pytest.approx(2 * 3 * 5 / steps)
         assert spec["dsl8t0.5"]["drafted_per_draft"] == pytest.approx(5.0)
-        # SD's worker does not count draft forwards: none, not zero.
-        assert spec["sd4"]["draft_forwards_per_step"] is None
+        # SD's worker does not count draft forwards: K for each step that
+        # verified drafts (3 of the 4 a round), said to be so.
+        assert spec["sd4"]["draft_forwards_per_step"] == pytest.approx(4 * 2 * 3 / steps)
+        assert spec["sd4"]["draft_forwards_source"] == "K a step that verified drafts"
+        assert spec["dsl6"]["draft_forwards_source"] == "counted"
         assert spec["sd4"]["drafted_per_draft"] == pytest.approx(4.0)
         assert spec["sd4"]["acceptance_rate"] == pytest.approx(0.5)
         assert [r["num_accepted_tokens"] for r in point["spec_rounds"]["dsl6"]] == [15, 15]
@@ -615,7 +618,8 @@ def test_abab_spec_counters_are_per_arm(tmp_path, monkeypatch):
             _FakeEngines.TPOT["sd4"]] * 2
     line = next(x for x in data["summary"] if x.strip().startswith("dsl6") and "fwd" in x)
     assert "draft fwd/step 3.00" in line and "drafted/draft 3.50" in line
-    assert any("sd4" in x and "draft fwd/step n/a" in x for x in data["summary"])
+    assert any("sd4" in x and "draft fwd/step 3.00 (K a drafting step)" in x
+               for x in data["summary"])
 
 
 def test_dsl_arm_without_a_threshold_turns_dynamic_lookahead_on():
@@ -1039,6 +1043,23 @@ def test_spec_counters_keep_the_engine_cores_output_period():
     assert "core" not in abab.with_core_periods({"n": 0}, [], None)
 
 
+def test_spec_rates_price_a_fixed_k_arms_forwards_and_say_so():
+    import abab
+
+    t = dict.fromkeys(("steps", "steps_with_drafts") + abab.SPEC_FIELDS, 0)
+    t.update(steps=10, steps_with_drafts=8, num_draft_forwards=13)
+    assert abab.spec_rates(t, False, 3)["draft_forwards_per_step"] == pytest.approx(2.4)
+    assert abab.spec_rates(t, True, 4)["draft_forwards_per_step"] == pytest.approx(1.3)
+    assert abab.spec_rates(t, True, 4)["draft_forwards_source"] == "counted"
+    target = abab.spec_rates(t, False, 0)
+    assert (target["draft_forwards_per_step"], target["draft_forwards_source"]) == (
+        0.0, "no drafter")
+    # Totals from before steps_with_drafts: not known, not guessed.
+    old = {k: v for k, v in t.items() if k != "steps_with_drafts"}
+    assert abab.spec_rates(old, False, 3)["draft_forwards_per_step"] is None
+    assert abab.spec_rates(t, False, None)["draft_forwards_per_step"] is None
+
+
 def test_spec_counters_record_each_engine_steps_batch_graph_and_drafts():
     """Per engine step: the requests running, the target's CUDA graph mode
     and padding (when the engine reports them), drafted tokens and draft
@@ -1065,6 +1086,7 @@ def test_spec_counters_record_each_engine_steps_batch_graph_and_drafts():
         "running": [7, 6], "graph_mode": ["FULL", None], "padded_tokens": [24, None],
         "drafted": [14, None], "draft_forwards": [2, None]}
     assert counters.totals["steps"] == 3 and counters.totals["num_draft_tokens"] == 14
+    assert counters.totals["steps_with_drafts"] == 1
     rec = abab.with_core_periods({"n": 1}, [], None, None,
                                  counters.engine_steps_since(start))
     assert rec["engine_steps"]["running"] == [7, 6]

@@ -32,7 +32,11 @@ def abab_result(tmp_path: Path, name="abab.json", tpot=TPOT) -> Path:
         points.append({
             "concurrency": c, "requests": 2 * c, "tpot_ms": t,
             "spec": {"dsl6": {"draft_forwards_per_step": 3.5 if c == 1 else 5.0,
-                              "accepted_per_step": 2.0 * c}}})
+                              "draft_forwards_source": "counted",
+                              "accepted_per_step": 2.0 * c},
+                     "sd3": {"draft_forwards_per_step": 2.7,
+                             "draft_forwards_source": "K a step that verified drafts",
+                             "accepted_per_step": 1.5 * c}}})
     data = {"arms": ["target", "sd2", "sd3", "sd4", "dsl6"], "dataset": "sharegpt-test",
             "target": "t-x8b", "draft": "d-x1b", "rounds": 4, "failed": {},
             "points": points}
@@ -133,7 +137,11 @@ def test_an_adaptive_verification_arm_is_an_anchor_not_a_fixed_k(tmp_path):
     rows, _ = run(tmp_path, abab_result(tmp_path, tpot=tpot))
     assert [r["best_sd_k"] for r in rows] == [3, 2]
     assert rows[0]["other_arms_tpot_ms"] == {"sd4av": pytest.approx(1.0)}
-    assert rows[0]["arms_per_step"]["dsl6"] == {"draft_forwards": 3.5, "accepted": 2.0}
+    assert rows[0]["arms_per_step"]["dsl6"] == {
+        "draft_forwards": 3.5, "forwards_source": "counted", "accepted": 2.0}
+    assert rows[0]["arms_per_step"]["sd3"] == {
+        "draft_forwards": 2.7, "forwards_source": "K a step that verified drafts",
+        "accepted": 1.5}
 
 
 def test_a_load_where_target_only_wins_is_not_a_tie_with_sd(tmp_path):
