@@ -16,7 +16,7 @@
 #      and its 4- and 16-layer truncations); and, once the 4-layer truncation
 #      is built, the small pair's draft (distill.py DATA=self NL=4, the kept
 #      rows) beside both; go2 once all three have ended and the GPU is quiet;
-#   3. the proxies' verdict A/B s32p (c = 1, 4, 2: the points session 31
+#   3. the proxies' verdict A/B s32p (c = 4, 2, 1: the points session 31
 #      lost), then the small pair's A/B s32s (c = 1, 8, then 32 if the device
 #      time allows), one after the other. Arms fixed in advance for both:
 #      sd2, sd3, sd4, target, dsl4 (the default config); SD's best K read off
@@ -50,7 +50,7 @@ common=(--prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-request
         --rounds 8 --warm-rounds 1 --dsl-starts-alone)
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=900 AB_WAIT_FILE=$R/go2 AB_WAIT_S=900 \
   bash scripts/gpu-host/ab-start.sh s32p -- --models /tmp/gpuhost/models \
-  --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency 1,4,2 "${common[@]}" \
+  --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency 4,2,1 "${common[@]}" \
   > "$R/ab-start-p.log" 2>&1 || { cat "$R/ab-start-p.log"; exit 1; }
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=900 AB_WAIT_FILE=/tmp/ab/s32p/rc AB_WAIT_S=1700 \
   bash scripts/gpu-host/ab-start.sh s32s -- --models /tmp/gpuhost/models \
