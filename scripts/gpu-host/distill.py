@@ -28,9 +28,10 @@ too (benchmarks/results/2026-12-04-h200-s29/README.md). Nor did deterministic al
 with warn_only: sessions 30 and 31 got different weights (sha256 6eb2d78b... and
 0795b03f...), and the log's one warning was the draft's attention backward (cuDNN
 attention, picked by SDPA, has no deterministic kernel). The draft trains with eager
-attention (matmuls and a softmax, deterministic with the cuBLAS workspace below); every
-warning of a non-deterministic op is kept in distill.json ("nondeterministic_ops") and
-printed, so a sha that does not repeat says why.
+attention (matmuls and a softmax, which have deterministic kernels with the cuBLAS
+workspace below; that the sha then repeats on the H200 is for two sessions to show);
+every warning of a non-deterministic op is kept in distill.json ("nondeterministic_ops")
+and printed, so a sha that does not repeat says why.
 """
 
 import hashlib
@@ -170,6 +171,8 @@ nondeterministic = sorted({str(w.message) for w in caught
 for message in nondeterministic:
     print(f"non-deterministic op in training (the sha may not repeat): {message}",
           flush=True)
+for message in sorted({str(w.message) for w in caught} - set(nondeterministic)):
+    print(f"warning in training: {message}", flush=True)
 
 dr = dr.to(torch.bfloat16).eval()
 after = greedy_agreement(dr, eval_prompts, eval_conts)
