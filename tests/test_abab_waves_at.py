@@ -1,5 +1,6 @@
 """benchmarks/abab.py --waves-at: more waves per round at chosen concurrencies (the
-point whose rounds spread most), and one clear error for a bad value."""
+point whose rounds spread most), and one clear error for a bad value; --repeats-at
+reads its C:N list with the same parser and is refused the same way."""
 
 from __future__ import annotations
 
@@ -18,16 +19,18 @@ def test_waves_at_reads_each_concurrency():
     assert abab.parse_waves_at("32:2,64:3") == {32: 2, 64: 3}
 
 
+@pytest.mark.parametrize("parse", [abab.parse_waves_at, abab.parse_repeats_at])
 @pytest.mark.parametrize("text", ["64", "64:0", "0:2", "a:2", "64:2,8"])
-def test_a_bad_item_is_named(text):
+def test_a_bad_item_is_named(parse, text):
     with pytest.raises(argparse.ArgumentTypeError, match="is not C:N"):
-        abab.parse_waves_at(text)
+        parse(text)
 
 
-def test_a_concurrency_not_measured_is_refused(capsys, tmp_path):
+@pytest.mark.parametrize("flag", ["--waves-at", "--repeats-at"])
+def test_a_concurrency_not_measured_is_refused(capsys, tmp_path, flag):
     with pytest.raises(SystemExit) as exc:
         abab.main(["--models", str(tmp_path), "--prompts", str(tmp_path),
                    "--out", str(tmp_path / "o.json"), "--concurrency", "1,8",
-                   "--waves-at", "64:2"])
+                   flag, "64:2"])
     assert exc.value.code == 2
-    assert "--waves-at: concurrency [64] is not in --concurrency 1,8" in capsys.readouterr().err
+    assert f"{flag}: concurrency [64] is not in --concurrency 1,8" in capsys.readouterr().err

@@ -1,7 +1,6 @@
 """The benchmark's orchestration, tune/test selection and report, end to end
 on CPU with a fake cell driver (``fake_cell.py``) in place of the engine."""
 
-import argparse
 import json
 import os
 import subprocess
@@ -523,26 +522,6 @@ def test_tokens_by_life_sums_each_tenth_of_each_requests_steps():
          {"deltas": [2, 4]}], bins=10)
     assert counts == [3, 2, 2, 2, 2, 3, 2, 2, 2, 2]
     assert sums == [4.0, 2.0, 2.0, 2.0, 2.0, 8.0, 4.0, 4.0, 4.0, 4.0]
-
-
-@pytest.mark.parametrize("text", ["64", "64:0", "0:2", "a:2", "64:2,8"])
-def test_abab_repeats_at_bad_item_is_named(text):
-    import abab
-
-    with pytest.raises(argparse.ArgumentTypeError, match="is not C:N"):
-        abab.parse_repeats_at(text)
-
-
-def test_abab_repeats_at_a_concurrency_not_measured_is_refused(capsys, tmp_path):
-    import abab
-
-    with pytest.raises(SystemExit) as exc:
-        abab.main(["--models", str(tmp_path), "--prompts", str(tmp_path),
-                   "--out", str(tmp_path / "o.json"), "--concurrency", "1,8",
-                   "--repeats-at", "64:2"])
-    assert exc.value.code == 2
-    assert ("--repeats-at: concurrency [64] is not in --concurrency 1,8"
-            in capsys.readouterr().err)
 
 
 @pytest.mark.parametrize("bad", ["9-3", "0-4", "64", "a-b", "-5"])
