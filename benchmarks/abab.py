@@ -198,6 +198,10 @@ def stat_logger_factory(counters: SpecCounters):
     return lambda vllm_config, engine_index=0: _Logger(vllm_config, engine_index)
 
 
+# draft_forwards_source of a fixed-K arm, whose worker does not count forwards.
+FIXED_K_FORWARDS = "K a step that verified drafts"
+
+
 def spec_rates(t: dict, dynamic: bool, k: int | None = None) -> dict:
     """Per-step and per-draft figures of summed ``SpecCounters`` totals.
     ``draft_forwards_per_step``: with DSL (``dynamic``) the forwards its worker
@@ -213,7 +217,7 @@ def spec_rates(t: dict, dynamic: bool, k: int | None = None) -> dict:
         forwards, source = 0.0, "no drafter"
     elif k and "steps_with_drafts" in t:
         forwards = div(k * t["steps_with_drafts"], t["steps"])
-        source = "K a step that verified drafts"
+        source = FIXED_K_FORWARDS
     else:
         forwards, source = None, None
     return {**t,
@@ -230,7 +234,7 @@ def spec_line(r: dict) -> str:
     """The summary's spec-decode figures of one arm (``spec_rates``)."""
     def f(x, fmt="{:.2f}"):
         return "n/a" if x is None else fmt.format(x)
-    fixed = r.get("draft_forwards_source") == "K a step that verified drafts"
+    fixed = r.get("draft_forwards_source") == FIXED_K_FORWARDS
     return (f"draft fwd/step {f(r['draft_forwards_per_step'])}"
             f"{' (K a drafting step)' if fixed else ''}, "
             f"accepted/step {f(r['accepted_per_step'])}, "
