@@ -3,7 +3,7 @@
 # Next 0). Command A, after b1-b8 and the rows were staged one call each
 # (the bundle repacked in session 31 with --cap 24MB: nine chunks, the same
 # files as session 29's seven); it carries .gpu-bundles/b9 and
-# .gpu-bundles/prompts. Code: the 53-patch series alone (vllm dsl at 6831a37),
+# .gpu-bundles/prompts (and, since session 32, .gpu-bundles/wip/rebuild-e7.tgz). Code: the 53-patch series alone (vllm dsl at 6831a37),
 # no GPU code changed since session 31's suite passed on it, so no suite runs
 # for a verdict: its build of the models is what is used, and its engine
 # groups run as in session 31 (a replay log, beside the build, no device time
@@ -30,7 +30,14 @@ T0=$(date +%s)
 R=/tmp/s32; mkdir -p "$R"
 root=$(bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9) || exit 1
 source /tmp/gpuhost/env.sh
-SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
+# The suite runs on the rebuilt 32-patch stack (patches-wip/stack-rebuild, E7),
+# whose tree is the series' but for gpu_model_runner.py (upstream's inline
+# n-gram trim): its tarball is laid over a copy of the staged package (added in
+# session 32; the A/B below runs on the series itself).
+wroot=$(GPU_HOST_ROOT=$root bash scripts/gpu-host/wip-root.sh --root "$root-wip" .gpu-bundles/wip/rebuild-e7.tgz) || exit 1
+mkdir -p "$root/models" && ln -sfn "$root/models" "$wroot/models"  # one set of models, as stage-last.sh links
+echo "$wroot" > "$R/suite-root.txt"
+SUITE_ROOT=$wroot bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
 M=$root/models
 export R M
 setsid bash -c 'end=$(( $(date +%s) + 300 ))
