@@ -104,3 +104,36 @@ def test_bad_input_is_one_clear_error(tmp_path):
     assert r.returncode == 2 and "at least one TGZ" in r.stderr
     r = _run(tmp_path, root)
     assert r.returncode == 2 and r.stdout.startswith("Usage: bash scripts/gpu-host/wip-root.sh")
+
+
+def test_a_wip_removes_the_files_its_tree_lacks_from_the_copy_only(tmp_path):
+    """An earlier prefix of the series lacks the later patches' new modules:
+    its tarball lists them in REMOVED, and the copy loses them."""
+    root = _staged(tmp_path)
+    (root / "vsrc" / "vllm" / "later.py").write_text("LATER = True\n")
+    tgz = _tgz(tmp_path / "prefix.tgz", {"vllm/rule.py": "WIDTH = 'prefix'\n",
+                                         "REMOVED": "vllm/later.py\n\n"})
+    wip = tmp_path / "w"
+    r = _run(tmp_path, root, "--root", str(wip), str(tgz))
+    assert r.returncode == 0, r.stderr
+    assert not (wip / "vsrc" / "vllm" / "later.py").exists()
+    assert not (wip / "vsrc" / "REMOVED").exists()
+    assert (root / "vsrc" / "vllm" / "later.py").exists()
+    assert _in_env(wip / "env.sh", "import importlib.util as u, vllm.rule as r; "
+                   "print(r.WIDTH, u.find_spec('vllm.later'))") == "prefix None"
+    # A second wip that changes a file the first removes: refused, as for two
+    # wips changing one file.
+    other = _tgz(tmp_path / "other.tgz", {"vllm/later.py": "LATER = 2\n"})
+    r = _run(tmp_path, root, "--root", str(tmp_path / "w2"), str(tgz), str(other))
+    assert r.returncode == 2 and "both change vllm/later.py" in r.stderr
+
+
+def test_removed_paths_outside_the_package_are_refused(tmp_path):
+    root = _staged(tmp_path)
+    for bad in ("tests/x.py", "vllm/../env.sh"):
+        tgz = _tgz(tmp_path / "bad.tgz", {"vllm/rule.py": "", "REMOVED": f"{bad}\n"})
+        r = _run(tmp_path, root, "--root", str(tmp_path / "w"), str(tgz))
+        assert r.returncode == 2, r.stderr
+        assert f"REMOVED lists {bad}" in r.stderr
+        assert not (tmp_path / "w").exists()
+    assert (root / "env.sh").exists()

@@ -6,7 +6,11 @@
 # TGZ over the copy (the files a wip's patches change, tarred from the vllm
 # checkout: `git -C vllm archive <wip branch> $(git -C vllm diff --name-only
 # --diff-filter=AM dsl <wip branch> -- vllm)`, carried in an ignored
-# .gpu-bundles/wip/), and writes WIP_ROOT/env.sh: the staged env.sh with
+# .gpu-bundles/wip/), deletes from the copy the files a TGZ's top-level REMOVED
+# lists (one vllm/ path a line: what the wip's tree lacks, `git -C vllm diff
+# --name-only --diff-filter=D dsl <wip branch> -- vllm`; e.g. an earlier prefix
+# of the series, which has none of the later patches' new modules), and writes
+# WIP_ROOT/env.sh: the staged env.sh with
 # PYTHONPATH on the copy. Several wips may be laid together only where they
 # change different files (each is a diff against the series, not against the
 # others). Then run what needs them with GPU_HOST_ROOT=WIP_ROOT (ab-run.sh,
@@ -32,10 +36,19 @@ trap 'rm -f "$seen"' EXIT
 for tgz in "$@"; do
   [[ -f "$tgz" ]] || {
     echo "wip-root.sh: no $tgz: carry the wip's tarball (.gpu-bundles/wip/<name>.tgz)" >&2; exit 2; }
-  files=$(tar tzf "$tgz" | grep -v '/$' || true)
+  members=$(tar tzf "$tgz")
+  files=$(grep -v '/$' <<< "$members" | grep -vx REMOVED || true)
   bad=$(grep -v '^vllm/' <<< "$files" | grep . | head -1 || true)
   [[ -z "$bad" ]] || {
     echo "wip-root.sh: $tgz holds $bad: only files of the vllm package (vllm/...) may be laid over it" >&2; exit 2; }
+  if grep -qx REMOVED <<< "$members"; then
+    removed=$(tar xzf "$tgz" -O REMOVED | grep . || true)
+    bad=$(grep -v '^vllm/' <<< "$removed" | grep . | head -1 || true)
+    [[ -z "$bad" ]] && bad=$(grep -E '(^|/)\.\.(/|$)' <<< "$removed" | head -1 || true)
+    [[ -z "$bad" ]] || {
+      echo "wip-root.sh: $tgz's REMOVED lists $bad: only files of the vllm package (vllm/...) may be removed" >&2; exit 2; }
+    files=$(printf '%s\n%s' "$files" "$removed" | grep .)
+  fi
   both=$(grep -Fxf "$seen" <<< "$files" | head -1 || true)
   [[ -z "$both" ]] || {
     echo "wip-root.sh: $tgz and an earlier tarball both change $both: lay wips together only where they change different files" >&2; exit 2; }
@@ -46,8 +59,15 @@ done
 rm -rf "$wip"
 mkdir -p "$wip"
 cp -a "$root/vsrc" "$wip/vsrc"
-for tgz in "$@"; do tar xzf "$tgz" -C "$wip/vsrc"; done
-site=$(. "$root/env.sh" && printf '%s' "${PYTHONPATH:-}" | tr ':' '\n' | grep -vx "$root/vsrc" | paste -sd: -)
+for tgz in "$@"; do
+  tar xzf "$tgz" -C "$wip/vsrc" --exclude=REMOVED
+  if tar tzf "$tgz" | grep -x REMOVED > /dev/null; then
+    while IFS= read -r path; do
+      [[ -n "$path" ]] && rm -f "$wip/vsrc/$path"
+    done < <(tar xzf "$tgz" -O REMOVED)
+  fi
+done
+site=$(. "$root/env.sh" && printf '%s' "${PYTHONPATH:-}" | tr ':' '\n' | { grep -vx "$root/vsrc" || true; } | paste -sd: -)
 { echo "source $root/env.sh"; echo "export PYTHONPATH=$wip/vsrc${site:+:$site}"; } > "$wip/env.sh"
 got=$(. "$wip/env.sh" && cd / && python3 -c 'import vllm, os; print(os.path.dirname(vllm.__file__))')
 [[ "$got" == "$wip/vsrc/vllm" ]] || {
