@@ -33,6 +33,7 @@ fi
 root=${GPU_HOST_ROOT:-/tmp/gpuhost}
 seen=$(mktemp)
 trap 'rm -f "$seen"' EXIT
+to_remove=""  # every tarball's REMOVED, checked below
 for tgz in "$@"; do
   [[ -f "$tgz" ]] || {
     echo "wip-root.sh: no $tgz: carry the wip's tarball (.gpu-bundles/wip/<name>.tgz)" >&2; exit 2; }
@@ -48,6 +49,7 @@ for tgz in "$@"; do
     [[ -z "$bad" ]] || {
       echo "wip-root.sh: $tgz's REMOVED lists $bad: only files of the vllm package (vllm/...) may be removed" >&2; exit 2; }
     files=$(printf '%s\n%s' "$files" "$removed" | grep .)
+    to_remove+="$removed"$'\n'
   fi
   both=$(grep -Fxf "$seen" <<< "$files" | head -1 || true)
   [[ -z "$both" ]] || {
@@ -59,14 +61,11 @@ done
 rm -rf "$wip"
 mkdir -p "$wip"
 cp -a "$root/vsrc" "$wip/vsrc"
-for tgz in "$@"; do
-  tar xzf "$tgz" -C "$wip/vsrc" --exclude=REMOVED
-  if tar tzf "$tgz" | grep -x REMOVED > /dev/null; then
-    while IFS= read -r path; do
-      [[ -n "$path" ]] && rm -f "$wip/vsrc/$path"
-    done < <(tar xzf "$tgz" -O REMOVED)
-  fi
-done
+for tgz in "$@"; do tar xzf "$tgz" -C "$wip/vsrc" --exclude=REMOVED; done
+# No tarball lays a file another removes (the check above), so the order is free.
+while IFS= read -r path; do
+  [[ -n "$path" ]] && rm -f "$wip/vsrc/$path"
+done <<< "$to_remove"
 site=$(. "$root/env.sh" && printf '%s' "${PYTHONPATH:-}" | tr ':' '\n' | { grep -vx "$root/vsrc" || true; } | paste -sd: -)
 { echo "source $root/env.sh"; echo "export PYTHONPATH=$wip/vsrc${site:+:$site}"; } > "$wip/env.sh"
 got=$(. "$wip/env.sh" && cd / && python3 -c 'import vllm, os; print(os.path.dirname(vllm.__file__))')
