@@ -25,7 +25,8 @@ help_or_usage "$@"
 dir=$1 n=$2 name=$3
 check_run_name pack-prefix.sh "$name"
 [[ -f "$dir/series" ]] || { echo "pack-prefix.sh: no $dir/series: SERIES_DIR is a folder of patches with their series" >&2; exit 2; }
-mapfile -t all < <(grep -v '^[[:space:]]*\(#\|$\)' "$dir/series")
+PATCH_DIR=$(cd "$dir" && pwd)
+mapfile -t all < <(series_patches)
 if [[ "$n" == all ]]; then
   n=${#all[@]}
 fi
@@ -37,9 +38,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 git clone -q --shared "$VLLM_DIR" "$work/v"
 git -C "$work/v" checkout -q --detach "$LOCK_BASE_TAG"
-patches=()
-for p in "${all[@]:0:$n}"; do patches+=("$(cd "$dir" && pwd)/$p"); done
-am_series "$work/v" "${patches[@]}" || die "$(basename "$AM_FAILED_PATCH") does not apply onto the patches before it"
+am_series "$work/v" "${all[@]:0:$n}" || die "$(basename "$AM_FAILED_PATCH") does not apply onto the patches before it"
 staged=$(git -C "$VLLM_DIR" rev-parse "$LOCK_BRANCH")
 changed=$(git -C "$work/v" diff --name-only --diff-filter=AM "$staged" HEAD -- vllm)
 git -C "$work/v" diff --name-only --diff-filter=D "$staged" HEAD -- vllm > "$work/REMOVED"
