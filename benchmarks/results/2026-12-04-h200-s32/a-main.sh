@@ -28,14 +28,15 @@
 set -uo pipefail
 T0=$(date +%s)
 R=/tmp/s32; mkdir -p "$R"
-root=$(bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9) || exit 1
-source /tmp/gpuhost/env.sh
 # The suite runs on the rebuilt 32-patch stack (patches-wip/stack-rebuild, E7),
 # whose tree is the series' but for gpu_model_runner.py (upstream's inline
-# n-gram trim): its tarball is laid over a copy of the staged package (added in
-# session 32; the A/B below runs on the series itself).
-wroot=$(GPU_HOST_ROOT=$root bash scripts/gpu-host/wip-root.sh --root "$root-wip" .gpu-bundles/wip/rebuild-e7.tgz) || exit 1
-mkdir -p "$root/models" && ln -sfn "$root/models" "$wroot/models"  # one set of models, as stage-last.sh links
+# n-gram trim): stage-last.sh lays its tarball over a copy of the staged
+# package, models shared, and prints that root (added in session 32); the A/B
+# below runs on the staged series itself.
+root=/tmp/gpuhost
+wroot=$(GPU_HOST_ROOT=$root bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9 \
+  .gpu-bundles/wip/rebuild-e7.tgz) || exit 1
+source $root/env.sh
 echo "$wroot" > "$R/suite-root.txt"
 SUITE_ROOT=$wroot bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
 M=$root/models
