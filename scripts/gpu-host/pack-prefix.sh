@@ -11,8 +11,8 @@
 # scratch clone of vllm/ (vllm/ itself is only read). Prints the tarball's path
 # and what it holds.
 #
-#   scripts/gpu-host/pack-prefix.sh patches-wip/stack-rebuild all rebuild-e7
-#   scripts/gpu-host/pack-prefix.sh patches-wip/stack-rebuild 7 rebuild-e7-pr2
+#   scripts/gpu-host/pack-prefix.sh patches 7 pr2-alone        # PRs 1-2 of the stack alone
+#   scripts/gpu-host/pack-prefix.sh patches-wip/some-wip all some-wip
 #
 # Environment: WIP_DIR  where the tarball goes (default .gpu-bundles/wip, ignored)
 # Exit status: 0; 1 where a patch does not apply or vllm/ is missing; 2 for bad

@@ -6,9 +6,9 @@
 # proxies (a-main.sh of that session: /tmp/gpuhost/models holds
 # smollm2-135m-x8b and smollm2-l16-self-x1b), as a later command of that
 # session, after its own A/Bs (AB_WAIT_FILE, default none). Carry
-# .gpu-bundles/wip/rebuild-e7-pr2.tgz and .gpu-bundles/prompts; make the
+# .gpu-bundles/wip/pr2-alone.tgz and .gpu-bundles/prompts; make the
 # tarball first, here:
-#   scripts/gpu-host/pack-prefix.sh patches-wip/stack-rebuild 7 rebuild-e7-pr2
+#   scripts/gpu-host/pack-prefix.sh patches 7 pr2-alone
 # (19 files added or changed, 8 removed: the DSL modules and the WHILE loop).
 # Arms fixed in advance: target (base), sd2, sd3, sd4: SD with the graphed draft
 # against target-only, on the code PR 2 leaves, the proxies (8B/1B-shaped),
@@ -16,7 +16,7 @@
 # rounds, c = 1, 8, 32. Returns at once; collect with
 #   bash scripts/gpu-host/ab-collect.sh pr2 --wait <s>
 set -euo pipefail
-wroot=$(bash scripts/gpu-host/wip-root.sh --root /tmp/gpuhost-pr2 .gpu-bundles/wip/rebuild-e7-pr2.tgz)
+wroot=$(bash scripts/gpu-host/wip-root.sh --root /tmp/gpuhost-pr2 .gpu-bundles/wip/pr2-alone.tgz)
 ln -sfn /tmp/gpuhost/models "$wroot/models"
 # The package is PR 1-2's: no DSL config field, no WHILE-loop module.
 (source "$wroot/env.sh" && cd / && python3 -c '

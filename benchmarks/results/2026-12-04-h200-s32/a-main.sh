@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Session 32 (written in session 31, not yet run; docs/dsl-at-batch-size.md
-# Next 0). Command A, after b1-b8 and the rows were staged one call each
-# (the bundle repacked in session 31 with --cap 24MB: nine chunks, the same
-# files as session 29's seven); it carries .gpu-bundles/b9 and
-# .gpu-bundles/prompts (and, since session 32, .gpu-bundles/wip/rebuild-e7.tgz). Code: the 53-patch series alone (vllm dsl at 6831a37),
-# no GPU code changed since session 31's suite passed on it, so no suite runs
-# for a verdict: its build of the models is what is used, and its engine
-# groups run as in session 31 (a replay log, beside the build, no device time
-# of its own). Returns after ~285 s; long work runs in its own process
-# sessions:
+# Next 0; changed in session 33). Command A, after b1-b8 and the rows were
+# staged one call each (nine chunks of --cap 24MB); it carries .gpu-bundles/b9
+# and .gpu-bundles/prompts. Code: main's series since session 33, the rebuilt
+# 32-patch stack (issue 32; vllm dsl at a5ebd90, the bundle repacked from it),
+# whose tree is session 31's 53-patch series' but for gpu_model_runner.py's
+# n-gram trim (upstream's inline code; no configuration run here reaches it).
+# The suite's engine groups run on it beside the proxies' build (no device time
+# of their own): its log is the GPU suite of the rebuilt stack. Returns after
+# ~285 s; long work runs in its own process sessions:
 #   1. b9, check, host.txt (stage-last.sh);
 #   2. the proxies chain (the draft now trained with eager attention: read
 #      "draft weights sha256" and "non-deterministic op" in its log) beside
@@ -28,17 +28,11 @@
 set -uo pipefail
 T0=$(date +%s)
 R=/tmp/s32; mkdir -p "$R"
-# The suite runs on the rebuilt 32-patch stack (patches-wip/stack-rebuild, E7),
-# whose tree is the series' but for gpu_model_runner.py (upstream's inline
-# n-gram trim): stage-last.sh lays its tarball over a copy of the staged
-# package, models shared, and prints that root (added in session 32); the A/B
-# below runs on the staged series itself.
 root=/tmp/gpuhost
-wroot=$(GPU_HOST_ROOT=$root bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9 \
-  .gpu-bundles/wip/rebuild-e7.tgz) || exit 1
+root=$(GPU_HOST_ROOT=$root bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9) || exit 1
 source $root/env.sh
-echo "$wroot" > "$R/suite-root.txt"
-SUITE_ROOT=$wroot bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
+echo "$root" > "$R/suite-root.txt"
+SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
 M=$root/models
 export R M
 setsid bash -c 'end=$(( $(date +%s) + 300 ))
