@@ -10,7 +10,8 @@
 # tarball first, here:
 #   scripts/gpu-host/pack-prefix.sh patches 7 pr2-alone
 # (19 files added or changed, 8 removed: the DSL modules and the WHILE loop).
-# Arms fixed in advance: target (base), sd2, sd3, sd4: SD with the graphed draft
+# Arms fixed in advance: target (base), sd2, sd3, sd4 (ARMS overrides: session
+# 33's plan queues target,sd2 after its own A/Bs): SD with the graphed draft
 # against target-only, on the code PR 2 leaves, the proxies (8B/1B-shaped),
 # ShareGPT test split, one wave of 256-token requests a round, 1 warm + 6
 # rounds, c = 1, 8, 32. Returns at once; collect with
@@ -30,4 +31,4 @@ GPU_HOST_ROOT=$wroot AB_TIMEOUT_S=900 AB_WAIT_FILE=${AB_WAIT_FILE:-} AB_WAIT_S=$
   bash scripts/gpu-host/ab-start.sh pr2 -- --models /tmp/gpuhost/models \
   --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency 1,8,32 \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
-  --engine "$E" --out abab.json --arms 'target,sd2,sd3,sd4' --rounds 6 --warm-rounds 1
+  --engine "$E" --out abab.json --arms "${ARMS:-target,sd2,sd3,sd4}" --rounds 6 --warm-rounds 1

@@ -2,7 +2,7 @@
 # Session 32 (written in session 31, not yet run; docs/dsl-at-batch-size.md
 # Next 0; changed in session 33). Command A, after b1-b8 and the rows were
 # staged one call each (nine chunks of --cap 24MB); it carries .gpu-bundles/b9
-# and .gpu-bundles/prompts. Code: main's series since session 33, the rebuilt
+# and .gpu-bundles/prompts (and .gpu-bundles/wip/pr2-alone.tgz). Code: main's series since session 33, the rebuilt
 # 32-patch stack (issue 32; vllm dsl at a5ebd90, the bundle repacked from it),
 # whose tree is session 31's 53-patch series' but for gpu_model_runner.py's
 # n-gram trim (upstream's inline code; no configuration run here reaches it).
@@ -58,6 +58,12 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=900 AB_WAIT_FILE=/tmp/ab/s32p/rc AB_WAIT_S=1700
   bash scripts/gpu-host/ab-start.sh s32s -- --models /tmp/gpuhost/models \
   --target smollm2-135m --draft smollm2-l4-self --concurrency 1,8,32 "${common[@]}" \
   > "$R/ab-start-s.log" 2>&1 || { cat "$R/ab-start-s.log"; exit 1; }
+# Then, if device time is left, PR 2 of the stack alone against target-only
+# (issue 32; ../2026-12-04-h200-pr2-alone/): arms target,sd2 (K=2 was SD's
+# best at every c of session 31), queued after s32s.
+AB_WAIT_FILE=/tmp/ab/s32s/rc AB_WAIT_S=3000 ARMS=target,sd2 \
+  bash benchmarks/results/2026-12-04-h200-pr2-alone/start.sh > "$R/pr2-start.log" 2>&1 \
+  || { cat "$R/pr2-start.log"; echo "pr2 not queued (the A/Bs above are)"; }
 while (( $(date +%s) < T0 + 285 )) && [[ ! -f "$R/go2" ]]; do sleep 2; done
 cp /tmp/proxies/*.log "$R/" 2>/dev/null
 tar czf "$OUT/a.tgz" -C /tmp s32

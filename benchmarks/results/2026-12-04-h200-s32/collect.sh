@@ -5,7 +5,8 @@
 # in between). Brings back A's logs (the draft shas), the suite's tarball once,
 # then waits up to WAIT s (default 560) for the proxies' A/B s32p and, once
 # that has ended, for the small pair's s32s, collecting whatever ran.
-# Back: a.tgz, gpu-suite.tgz (once), s32p.tgz, s32s.tgz (once started).
+# Back: a.tgz, gpu-suite.tgz (once), s32p.tgz, s32s.tgz (once started), and
+# pr2.tgz (PR 2 alone, queued after s32s, session 33) once s32s has ended.
 set -uo pipefail
 T0=$(date +%s); W=${WAIT:-560}
 R=/tmp/s32
@@ -20,5 +21,8 @@ if [[ ! -f /tmp/ab/s32p/rc ]] || [[ ! -f $R/p-sent ]]; then
 fi
 if [[ -d /tmp/ab/s32s ]] && (( $(left) > 5 )); then
   bash scripts/gpu-host/ab-collect.sh s32s --wait "$(left)" 2>&1 | grep -v INFO | tail -n 25
+fi
+if [[ -d /tmp/ab/pr2 && -f /tmp/ab/s32s/rc ]] && (( $(left) > 5 )); then
+  bash scripts/gpu-host/ab-collect.sh pr2 --wait "$(left)" 2>&1 | grep -v INFO | tail -n 25
 fi
 true
