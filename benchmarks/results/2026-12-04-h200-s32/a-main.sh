@@ -2,7 +2,8 @@
 # Session 32 (written in session 31, not yet run; docs/dsl-at-batch-size.md
 # Next 0; changed in session 33). Command A, after b1-b8 and the rows were
 # staged one call each (nine chunks of --cap 24MB); it carries .gpu-bundles/b9
-# and .gpu-bundles/prompts (and .gpu-bundles/wip/pr2-alone.tgz). Code: main's series since session 33, the rebuilt
+# and .gpu-bundles/prompts (and, since session 33, .gpu-bundles/intree and
+# .gpu-bundles/wip/pr2-alone.tgz). Code: main's series since session 33, the rebuilt
 # 32-patch stack (issue 32; vllm dsl at a5ebd90, the bundle repacked from it),
 # whose tree is session 31's 53-patch series' but for gpu_model_runner.py's
 # n-gram trim (upstream's inline code; no configuration run here reaches it).
@@ -33,6 +34,19 @@ root=$(GPU_HOST_ROOT=$root bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles
 source $root/env.sh
 echo "$root" > "$R/suite-root.txt"
 SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
+# The suite's in-process kernel files and the series' CUDA tests of vLLM's
+# tree (left out of the engine groups to fit their limit beside the build;
+# their code last ran in session 25), once the engine groups have ended; go2
+# waits for both (added in session 33, for issue 32's suite on the final
+# series; carry .gpu-bundles/intree, made by scripts/gpu-host/pack-intree.sh).
+export R
+setsid bash -c 'while [[ ! -f "$R/suite.rc" ]]; do sleep 1; done
+  timeout 240 python3 -m pytest -q -rfEs -p no:cacheprovider tests/gpu/test_conditional_graph.py \
+    tests/gpu/test_confidence_kernel.py tests/gpu/test_dsl_kernels.py tests/gpu/test_near_ties.py \
+    > "$R/kernels.log" 2>&1; echo $? > "$R/kernels.rc"
+  (cd .gpu-bundles/intree && timeout 240 python3 -m pytest -q -rfEs -p no:cacheprovider \
+    --rootdir . --noconftest tests) > "$R/intree.log" 2>&1; echo $? > "$R/intree.rc"' \
+  < /dev/null > /dev/null 2>&1 &
 M=$root/models
 export R M
 setsid bash -c 'end=$(( $(date +%s) + 300 ))
@@ -40,7 +54,7 @@ setsid bash -c 'end=$(( $(date +%s) + 300 ))
   DATA=self NL=4 python3 scripts/gpu-host/distill.py > "$R/distill-l4-self.log" 2>&1
   echo $? > "$R/small.rc"
   cp "$M/smollm2-l4-self/distill.json" "$R/distill-l4-self.json" 2>/dev/null
-  while [[ ! -f "$R/go" ]]; do sleep 1; done
+  while [[ ! -f "$R/go" || ! -f "$R/intree.rc" ]]; do sleep 1; done
   for _ in $(seq 60); do
     [[ -z $(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null) ]] && break
     sleep 1
