@@ -68,40 +68,49 @@ def parse_costs(text: str) -> dict[int, tuple[float, float]]:
 
 
 def simulate(bins, verify_ms: float, draft_ms: float, cap: int, policy: str,
-             samples: int, rng: random.Random) -> dict:
+             samples: int, rng: random.Random, rows: int = 1) -> dict:
     """Tokens per ms, tokens and ms per step of ``policy``: ``sd<K>``,
-    ``raw`` or ``calibrated``."""
+    ``raw`` or ``calibrated``, over ``rows`` requests in flight that draft
+    together (one decision for the batch, as the series' rule takes it:
+    go on while ``sum(survival * x) * elapsed > D * sum(total)``)."""
     weights = [c for _, _, c in bins]
     fixed = int(policy[2:]) if policy.startswith("sd") else None
-    tokens = time_ms = 0.0
+    tokens = time_ms = forwards = 0.0
     for _ in range(samples):
-        draws = rng.choices(bins, weights=weights, k=cap)
+        draws = [rng.choices(bins, weights=weights, k=cap) for _ in range(rows)]
         if fixed is not None:
             drafted = fixed
         else:
             drafted = 0
-            survival, total = 1.0, 1.0
-            for step, (q, p, _) in enumerate(draws):
+            survival = [1.0] * rows
+            total = [1.0] * rows
+            for step in range(cap):
                 drafted += 1
-                x = p if policy == "calibrated" else q
-                survival *= x
-                total += survival
+                gain = 0.0
+                for r in range(rows):
+                    q, p, _ = draws[r][step]
+                    x = p if policy == "calibrated" else q
+                    survival[r] *= x
+                    total[r] += survival[r]
+                    gain += survival[r] * x
                 if drafted >= cap:
                     break
                 # The series' rule: one more step while the batch's expected
                 # gain per ms beats its rate so far.
                 elapsed = verify_ms + (step + 1) * draft_ms
-                if not survival * x * elapsed > draft_ms * total:
+                if not gain * elapsed > draft_ms * sum(total):
                     break
-        accepted = 0
-        for q, p, _ in draws[:drafted]:
-            if rng.random() >= p:
-                break
-            accepted += 1
-        tokens += accepted + 1
+        for r in range(rows):
+            accepted = 0
+            for q, p, _ in draws[r][:drafted]:
+                if rng.random() >= p:
+                    break
+                accepted += 1
+            tokens += accepted + 1
         time_ms += verify_ms + max(drafted, 1) * draft_ms
+        forwards += max(drafted, 1)
     return {"tokens_per_ms": tokens / time_ms, "tokens_per_step": tokens / samples,
-            "ms_per_step": time_ms / samples}
+            "ms_per_step": time_ms / samples, "draft_forwards_per_step": forwards / samples}
 
 
 def main(argv: list[str]) -> int:
@@ -115,6 +124,9 @@ def main(argv: list[str]) -> int:
                          "(default: the H200 proxies' start-up table, session 15)")
     ap.add_argument("--cap", type=int, default=4, help="K, the most drafts a step")
     ap.add_argument("--samples", type=int, default=60000, help="steps per policy")
+    ap.add_argument("--batch", action="store_true",
+                    help="B requests in flight at batch size B, drafting together (one "
+                         "decision for the batch); without it, one request at every B")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
@@ -125,10 +137,12 @@ def main(argv: list[str]) -> int:
     for b, (v, d) in sorted(parse_costs(args.costs).items()):
         rng = random.Random(args.seed)
         policies = [f"sd{k}" for k in range(1, args.cap + 1)] + ["raw", "calibrated"]
-        res = {p: simulate(bins, v, d, args.cap, p, args.samples, rng) for p in policies}
+        rows_in_flight = b if args.batch else 1
+        res = {p: simulate(bins, v, d, args.cap, p, args.samples, rng, rows_in_flight)
+               for p in policies}
         best = max((p for p in res if p.startswith("sd")),
                    key=lambda p: res[p]["tokens_per_ms"])
-        row = {"batch": b, "verify_ms": v, "draft_ms": d, "cap": args.cap,
+        row = {"batch": b, "rows": rows_in_flight, "verify_ms": v, "draft_ms": d, "cap": args.cap,
                "policies": res, "best_sd": best,
                "raw_vs_best_sd": res["raw"]["tokens_per_ms"] / res[best]["tokens_per_ms"],
                "calibrated_vs_raw": (res["calibrated"]["tokens_per_ms"]
@@ -137,7 +151,9 @@ def main(argv: list[str]) -> int:
         print(f"B={b}: best SD {best}; rule (raw q) {row['raw_vs_best_sd']:.3f}x of it, "
               f"tokens/step {res['raw']['tokens_per_step']:.2f}; calibrated q "
               f"{row['calibrated_vs_raw']:.3f}x the raw rule, tokens/step "
-              f"{res['calibrated']['tokens_per_step']:.2f}")
+              f"{res['calibrated']['tokens_per_step']:.2f}; forwards/step raw "
+              f"{res['raw']['draft_forwards_per_step']:.2f}, calibrated "
+              f"{res['calibrated']['draft_forwards_per_step']:.2f}")
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"calibration": str(args.calibration),

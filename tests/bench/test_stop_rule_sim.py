@@ -63,3 +63,43 @@ def test_cli_writes_rows_and_refuses_bad_costs(tmp_path):
                            "--calibration", str(empty)], capture_output=True, text=True,
                           timeout=60)
     assert none.returncode != 0 and "no non-empty 'bins'" in none.stderr
+
+
+def test_batch_form_takes_one_decision_for_the_rows():
+    # One bin: every row has the same confidences, so the batch's decision
+    # (sum of gains against the sum of totals) is the one row's, every step.
+    one_bin = [(0.6, 0.6, 1)]
+    single = sim.simulate(one_bin, 5.0, 1.0, 4, "raw", 4000, random.Random(3))
+    batch = sim.simulate(one_bin, 5.0, 1.0, 4, "raw", 4000, random.Random(3), rows=3)
+    assert batch["ms_per_step"] == single["ms_per_step"]
+    assert batch["draft_forwards_per_step"] == single["draft_forwards_per_step"]
+    assert batch["tokens_per_step"] == pytest.approx(3 * single["tokens_per_step"], rel=0.03)
+    # 0.6 * 0.6 * 6 = 2.16 > 1 * 1.6: a second step; 0.216 * 7 = 1.5 < 1.96: no third.
+    assert single["draft_forwards_per_step"] == 2
+
+
+def test_batch_form_pools_the_rows_gains():
+    # Rows of mixed confidence (BINS: mostly confident): one unsure row stops
+    # a lone request, but eight rows' pooled gain still pays, so the batch
+    # drafts deeper on average; SD at fixed K runs K forwards at any size.
+    rng = random.Random(4)
+    single = sim.simulate(BINS, 5.0, 1.0, 4, "raw", 6000, rng)
+    batch = sim.simulate(BINS, 5.0, 1.0, 4, "raw", 3000, rng, rows=8)
+    assert batch["draft_forwards_per_step"] > single["draft_forwards_per_step"]
+    sd = sim.simulate(BINS, 5.0, 1.0, 4, "sd3", 500, rng, rows=8)
+    assert sd["draft_forwards_per_step"] == 3 and sd["ms_per_step"] == 8.0
+
+
+def test_cli_batch_flag_sets_rows_to_the_batch_size(tmp_path):
+    cal = tmp_path / "calibration.json"
+    cal.write_text(json.dumps({"bins": [
+        {"mean_p": q, "accept_rate": p, "count": c} for q, p, c in BINS]}))
+    out = tmp_path / "sim.json"
+    ok = subprocess.run([sys.executable, str(BENCH / "stop_rule_sim.py"), "--calibration",
+                         str(cal), "--costs", "1:4.0/1.0,4:5.0/1.1", "--samples", "500",
+                         "--batch", "--cap", "2", "--out", str(out)],
+                        capture_output=True, text=True, timeout=120)
+    assert ok.returncode == 0, ok.stderr
+    rows = json.loads(out.read_text())["rows"]
+    assert [(r["batch"], r["rows"]) for r in rows] == [(1, 1), (4, 4)]
+    assert set(rows[1]["policies"]) == {"sd1", "sd2", "raw", "calibrated"}

@@ -11,7 +11,7 @@ set -uo pipefail
 T0=$(date +%s); W=${WAIT:-560}
 R=/tmp/s32
 cp /tmp/proxies/*.log "$R/" 2>/dev/null; tar czf "$OUT/a.tgz" -C /tmp s32
-echo "suite: $(cat $R/suite.rc 2>/dev/null || echo running); kernels: $(cat $R/kernels.rc 2>/dev/null || echo -); intree: $(cat $R/intree.rc 2>/dev/null || echo -); small draft: $(cat $R/small.rc 2>/dev/null || echo running); go2: $([[ -f $R/go2 ]] && echo yes || echo no); proxies: $(tr '\n' ' ' < /tmp/proxies/chain.log 2>/dev/null)"
+echo "suite: $(cat $R/suite.rc 2>/dev/null || echo running); kernels: $(cat $R/kernels.rc 2>/dev/null || echo -); intree: $(cat $R/intree.rc 2>/dev/null || echo -); small draft: $(cat $R/small.rc 2>/dev/null || echo running); calibration: $(cat $R/calibration.rc 2>/dev/null || echo -); go2: $([[ -f $R/go2 ]] && echo yes || echo no); proxies: $(tr '\n' ' ' < /tmp/proxies/chain.log 2>/dev/null)"
 grep -h "draft weights sha256\|non-deterministic op\|acceptance after" /tmp/proxies/distill-*.log "$R/distill-l4-self.log" 2>/dev/null
 [[ -f $R/suite-out/gpu-suite.tgz && ! -f $R/suite-sent ]] && cp $R/suite-out/gpu-suite.tgz "$OUT/" && touch $R/suite-sent
 left() { echo $(( W - ($(date +%s) - T0) )); }
