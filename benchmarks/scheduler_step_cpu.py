@@ -1,7 +1,7 @@
 """Host time of the scheduler's part of one decode step, with and without SD.
 
     python benchmarks/scheduler_step_cpu.py [--batch 1,8,32,64] [--k 0,1,3] \\
-        [--steps 400] [--out FILE.json]
+        [--steps 400] [--dsl] [--out FILE.json]
 
 Runs vLLM's ``Scheduler`` alone (no model, no worker: the test helpers of
 vLLM's tree build it with a stand-in KV cache config) through steady decode
@@ -9,6 +9,13 @@ steps of B requests: ``schedule()``, ``update_from_output()`` with every
 request accepting half of its K drafts (rounded down) plus its bonus token,
 and ``update_draft_token_ids()`` with K drafts. Reports the median time of
 those three calls per step, per (B, K), K = 0 being target-only.
+
+With ``--dsl`` each K >= 1 runs a second time as DSL's scheduler runs it with
+``dynamic_lookahead`` on the MRV2 runner: the served draft width controller
+(``ServedWidthController``, over vLLM's default capture sizes up to B) chooses
+the width each step and is handed each output, and the output carries the
+drafted counts (the half of the width that was accepted, plus one) and the
+draft forwards. The difference is DSL's scheduler-side host work.
 
 What it answers: how much of a served speculative step at large batch is the
 scheduler's host work, and how that grows with B and K. It measures the
@@ -30,9 +37,10 @@ import time
 from pathlib import Path
 
 
-def measure(batch: int, k: int, steps: int, warmup: int = 20) -> dict:
+def measure(batch: int, k: int, steps: int, warmup: int = 20, dsl: bool = False) -> dict:
     from tests.v1.core.utils import create_requests, create_scheduler
     from vllm.v1.outputs import DraftTokenIds, ModelRunnerOutput
+    from vllm.v1.spec_decode.dynamic.served_width import ServedWidthController
 
     scheduler = create_scheduler(
         max_num_seqs=batch,
@@ -45,6 +53,11 @@ def measure(batch: int, k: int, steps: int, warmup: int = 20) -> dict:
     )
     for r in requests:
         scheduler.add_request(r)
+    if dsl:
+        if not k:
+            raise SystemExit("scheduler_step_cpu: --dsl needs K >= 1")
+        sizes = [s for s in (1, 2, 4, *range(8, 513, 8)) if s <= batch] or [batch]
+        scheduler.draft_width_controller = ServedWidthController(sizes, batch, k)
     accepted = k // 2
     times = []
     for step in range(warmup + steps):
@@ -66,6 +79,10 @@ def measure(batch: int, k: int, steps: int, warmup: int = 20) -> dict:
             prompt_logprobs_dict={},
             pooler_output=[],
         )
+        if dsl:
+            widths = [len(out.scheduled_spec_decode_tokens.get(r, ())) for r in req_ids]
+            output.num_spec_tokens_drafted = [min(w, accepted + 1) for w in widths]
+            output.num_draft_forwards = max(output.num_spec_tokens_drafted, default=0)
         drafts = DraftTokenIds(req_ids, [[5] * k for _ in req_ids]) if k else None
         t2 = time.perf_counter()
         scheduler.update_from_output(out, output)
@@ -77,6 +94,7 @@ def measure(batch: int, k: int, steps: int, warmup: int = 20) -> dict:
     return {
         "batch": batch,
         "k": k,
+        "dsl": dsl,
         "steps": steps,
         "median_ms": 1e3 * statistics.median(times),
         "p90_ms": 1e3 * sorted(times)[int(0.9 * len(times))],
@@ -88,6 +106,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--batch", default="1,8,32,64")
     ap.add_argument("--k", default="0,1,3")
     ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--dsl", action="store_true",
+                    help="also run each K >= 1 with DSL's served draft width controller")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     here = Path(__file__).resolve().parents[1] / "vllm"
@@ -95,10 +115,12 @@ def main(argv: list[str]) -> int:
     rows = []
     for b in (int(x) for x in args.batch.split(",")):
         for k in (int(x) for x in args.k.split(",")):
-            row = measure(b, k, args.steps)
-            rows.append(row)
-            print(f"B={b:3d} K={k}: scheduler {row['median_ms']:.3f} ms per step "
-                  f"(p90 {row['p90_ms']:.3f})", flush=True)
+            for dsl in (False, True) if args.dsl and k else (False,):
+                row = measure(b, k, args.steps, dsl=dsl)
+                rows.append(row)
+                print(f"B={b:3d} K={k}{' DSL' if dsl else '    '}: scheduler "
+                      f"{row['median_ms']:.3f} ms per step (p90 {row['p90_ms']:.3f})",
+                      flush=True)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps(rows, indent=1))
