@@ -17,8 +17,8 @@
 #      and its 4- and 16-layer truncations); and, once the 4-layer truncation
 #      is built, the small pair's draft (distill.py DATA=self NL=4, the kept
 #      rows) beside both; go2 once all three have ended and the GPU is quiet;
-#      Once the proxies are built, both drafts' calibration tables (session
-#      34; the kernel files wait for them);
+#      once the proxies are built, both drafts' calibration tables (session
+#      34), before go2;
 #   3. the proxies' verdict A/B s32p (c = 4, 2, 1: the points session 31
 #      lost), then the small pair's A/B s32s (c = 1, 8, then 32 if the device
 #      time allows), one after the other. Arms fixed in advance for both:
@@ -42,7 +42,7 @@ SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
 # waits for both (added in session 33, for issue 32's suite on the final
 # series; carry .gpu-bundles/intree, made by scripts/gpu-host/pack-intree.sh).
 export R
-setsid bash -c 'while [[ ! -f "$R/suite.rc" || ! -f "$R/calibration.rc" ]]; do sleep 1; done
+setsid bash -c 'while [[ ! -f "$R/suite.rc" ]]; do sleep 1; done
   timeout 240 python3 -m pytest -q -rfEs -p no:cacheprovider tests/gpu/test_conditional_graph.py \
     tests/gpu/test_confidence_kernel.py tests/gpu/test_dsl_kernels.py tests/gpu/test_near_ties.py \
     > "$R/kernels.log" 2>&1; echo $? > "$R/kernels.rc"
@@ -59,7 +59,7 @@ setsid bash -c 'end=$(( $(date +%s) + 300 ))
   # Session 34: both drafts reliability tables (confidence bins x greedy
   # acceptance, tune split; ~20 s each), for stop_rule_sim.py --batch with
   # this sessions drafts (docs/dsl-at-batch-size.md, Next 0a). Beside the
-  # suites engine groups; the kernel files wait for it (their timing).
+  # suite, as the distillation above is; go2 (below) waits for it.
   end=$(( $(date +%s) + 400 ))
   while [[ ! -f /tmp/proxies/done ]] && (( $(date +%s) < end )); do sleep 1; done
   rc=0
