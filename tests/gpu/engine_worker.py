@@ -156,30 +156,34 @@ def _count_v2_verify_slots() -> None:
 
 def _count_v1_verify_slots() -> None:
     """Count the draft slots the V1 runner verifies against those the
-    scheduler scheduled, per step, around ``_trim_scheduled_drafts`` (the
-    runner's only place that drops scheduled draft slots: the GPU n-gram
-    drafter's; a DSL exit's empty slots are verified), and the steps it
-    trimmed in."""
+    scheduler scheduled, per step: the scheduled ones as ``execute_model``
+    receives them, the verified ones as ``_calc_spec_decode_metadata``
+    builds the verify batch from (after any trim: upstream's GPU n-gram
+    drafter's is the runner's only one; a DSL exit's empty slots are
+    verified), and the steps that verified fewer than were scheduled."""
     try:
         from vllm.v1.worker import gpu_model_runner as v1
     except ImportError:
         return
-    original = getattr(v1.GPUModelRunner, "_trim_scheduled_drafts", None)
-    if original is None:
-        return
+    runner = v1.GPUModelRunner
+    execute, calc = runner.execute_model, runner._calc_spec_decode_metadata
 
-    def counted(self, scheduler_output):
+    def counted_calc(self, num_draft_tokens, *args, **kwargs):
+        VERIFY_SLOTS["verified"] += int(num_draft_tokens.sum())
+        return calc(self, num_draft_tokens, *args, **kwargs)
+
+    def counted_execute(self, scheduler_output, *args, **kwargs):
         spec = scheduler_output.scheduled_spec_decode_tokens
         scheduled = sum(len(v) for v in spec.values())
-        kept = original(self, scheduler_output)
-        spec = scheduler_output.scheduled_spec_decode_tokens
+        verified = VERIFY_SLOTS["verified"]
+        out = execute(self, scheduler_output, *args, **kwargs)
         VERIFY_SLOTS["scheduled"] += scheduled
-        VERIFY_SLOTS["verified"] += sum(len(v) for v in spec.values())
-        if kept:  # the scheduled counts before a trim
+        if VERIFY_SLOTS["verified"] - verified < scheduled:
             VERIFY_SLOTS["trimmed_steps"] = VERIFY_SLOTS.get("trimmed_steps", 0) + 1
-        return kept
+        return out
 
-    v1.GPUModelRunner._trim_scheduled_drafts = counted
+    runner._calc_spec_decode_metadata = counted_calc
+    runner.execute_model = counted_execute
 
 
 def _top_logprobs(position_logprobs) -> list[list[list[float]]]:
