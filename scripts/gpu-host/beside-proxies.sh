@@ -37,8 +37,7 @@ if ! bash "$here/proxies-start.sh" > "$logs/proxies-start.log" 2>&1; then
   echo "beside-proxies.sh: proxies-start.sh failed (log: $logs/proxies-start.log)" >&2
   exit 1
 fi
-kernel_files="--ignore=tests/gpu/test_conditional_graph.py --ignore=tests/gpu/test_confidence_kernel.py"
-kernel_files+=" --ignore=tests/gpu/test_dsl_kernels.py --ignore=tests/gpu/test_near_ties.py"
+kernel_files=$(bash "$here/after-suite.sh" --ignores)
 mkdir -p "$logs/suite-out"
 export LOGS=$logs HERE=$here PROXY_DONE=$proxy_dir/done
 OUT=$logs/suite-out GPU_HOST_ROOT=${SUITE_ROOT:-${GPU_HOST_ROOT:-/tmp/gpuhost}} \

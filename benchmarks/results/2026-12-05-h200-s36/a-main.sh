@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Session 36 (2026-12-05), command A on one H200, after b1-b8 and the rows were
+# staged one call each (scripts/pack-offline.sh --all --cap 24MB; the rows copied
+# into /tmp/gpuhost/models). Carry
+# .gpu-bundles/b9, .gpu-bundles/prompts, .gpu-bundles/intree. Code: main's
+# 32-patch stack (vllm dsl, c4a8349; git_describe in the staged host.txt).
+# Starts everything in the background and returns in ~30 s; collect.sh (this
+# folder) brings the results back, one call after another on the warm host:
+#   1. b9, check, host.txt (stage-last.sh);
+#   2. the whole GPU suite on the final series (issue 32: session 34's two
+#      stale tests, fixed since, have not run on a GPU): the engine groups
+#      (suite.sh), then the kernel files and the in-tree CUDA tests
+#      (after-suite.sh); the small pair's draft (distill.py DATA=self NL=4,
+#      the kept rows) beside them; go2 once all have ended and the GPU is quiet;
+#   3. then, one after the other, alone on the GPU (issue 29):
+#      s36prof where a DSL step's time goes on the host-bound small pair
+#              (session 34: DSL's engine step 2.76 ms at 1.24 draft forwards
+#              against SD K=2's 2.51 ms at 1.97): profile_step.py --arms
+#              dsl2,sd2 at c = 1, twins on one host;
+#      s36s    the small pair's A/B at c = 1 and 8 with rounds ~5x longer than
+#              session 34's (0.7-2 s rounds, 28-39% spread): arms
+#              sd2,sd3,sd4,target,dsl4 fixed in advance, best K read off the
+#              same run, --repeats-at 1:2,8:6, 1 warm + 6 ABBA rounds.
+set -uo pipefail
+R=/tmp/s36; mkdir -p "$R/suite-out"
+root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9) || exit 1
+source $root/env.sh
+M=$root/models; ls "$M"/self-rows-*.pt > /dev/null || { echo "no rows in $M: stage them first (the rows call)"; exit 1; }
+export R M root
+setsid bash -c 'OUT=$R/suite-out GPU_HOST_ROOT=$root DSL_GPU_PARALLEL=15 SUITE_DRAFT_LAYERS=4 \
+    SUITE_TIMEOUT_S=420 PYTEST_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores)" \
+    bash scripts/gpu-host/suite.sh > "$R/suite.out" 2>&1; echo $? > "$R/suite.rc"
+  pkill -f "tests/gpu/engine_worke[r]"; sleep 2; pkill -9 -f "tests/gpu/engine_worke[r]"
+  bash scripts/gpu-host/after-suite.sh "$R" 150; touch "$R/after.done"' \
+  < /dev/null > /dev/null 2>&1 &
+setsid bash -c 'end=$(( $(date +%s) + 300 ))
+  while [[ ! -f "$M/smollm2-l4/.built" ]] && (( $(date +%s) < end )); do sleep 1; done
+  DATA=self NL=4 python3 scripts/gpu-host/distill.py > "$R/distill-l4-self.log" 2>&1
+  echo $? > "$R/small.rc"
+  cp "$M/smollm2-l4-self/distill.json" "$R/distill-l4-self.json" 2>/dev/null
+  while [[ ! -f "$R/after.done" ]]; do sleep 1; done
+  for _ in $(seq 60); do
+    [[ -z $(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null) ]] && break
+    sleep 1
+  done
+  nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv > "$R/gpu-apps-at-go2.csv" 2>&1
+  touch "$R/go2"' < /dev/null > /dev/null 2>&1 &
+E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
+GPU_HOST_ROOT=$root AB_SCRIPT=profile_step.py AB_TIMEOUT_S=400 AB_WAIT_FILE=$R/go2 AB_WAIT_S=1500 \
+  bash scripts/gpu-host/ab-start.sh s36prof -- --models $M \
+  --target smollm2-135m --draft smollm2-l4-self --prompts .gpu-bundles/prompts \
+  --out prof --arms dsl2,sd2 --concurrency 1 --engine "$E" \
+  > "$R/ab-start-prof.log" 2>&1 || cat "$R/ab-start-prof.log"
+GPU_HOST_ROOT=$root AB_TIMEOUT_S=800 AB_WAIT_FILE=/tmp/ab/s36prof/rc AB_WAIT_S=2000 \
+  bash scripts/gpu-host/ab-start.sh s36s -- --models $M \
+  --target smollm2-135m --draft smollm2-l4-self --concurrency 1,8 \
+  --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
+  --repeats-at 1:2,8:6 --engine "$E" --out abab.json --arms 'sd2,sd3,sd4,target,dsl4' \
+  --rounds 6 --warm-rounds 1 --dsl-starts-alone \
+  > "$R/ab-start-s.log" 2>&1 || cat "$R/ab-start-s.log"
+sleep 20
+tar czf "$OUT/a.tgz" -C /tmp s36
+echo "started: suite, small draft, s36prof (after go2), s36s (after s36prof)"
