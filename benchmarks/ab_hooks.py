@@ -23,6 +23,14 @@ calls the method on every worker once the engine is up, before any workload).
   ``abab.py --bystanders`` engine it separates "an idle engine with
   conditional-node graphs alive" from "an idle DSL engine" (session 19: the
   speculative arms were noisy whenever a DSL engine was alive).
+- ``StepCostsOff.dsl_unprice_draft_steps``: the stop rule prices a draft step
+  at its GPU time ``D(B)`` against the GPU time of the step so far. Where the
+  host, not the GPU, sets the engine step's time (a small pair under async
+  scheduling: the GPU idles between steps), a draft step that fits in that
+  idle time costs no wall time at all. This loads zero costs, so the loop
+  drafts while any row clears its floor and cap: the host-bound limit of a
+  rule that prices only the GPU time the host does not hide. The A/B against
+  the priced rule asks whether pricing the host's time would pay (session 36).
 """
 
 from __future__ import annotations
@@ -70,4 +78,19 @@ class DeviceLoopOff:
         if not getattr(speculator, "decode_loops", None):
             return False
         speculator._close_decode_loops()
+        return True
+
+
+class StepCostsOff:
+    def dsl_unprice_draft_steps(self) -> bool:
+        """True if the stop rule had step costs and now has none (every draft
+        step free); False if there was no priced rule (no DSL, or a
+        speculator without step costs)."""
+        speculator = getattr(self.model_runner, "speculator", None)  # type: ignore[attr-defined]
+        exit_state = getattr(speculator, "confidence_exit", None)
+        costs = getattr(exit_state, "step_costs", None)
+        if costs is None or not bool((costs > 0).any()):
+            return False
+        zeros = [0.0] * costs.shape[0]
+        exit_state.set_step_costs(zeros, zeros)
         return True

@@ -1333,3 +1333,42 @@ def test_abab_reports_the_rounds_host_counters():
     assert text == ("; host a round: CPU busy 60.0% (max 70.0), steal 2.0% (max 3.0), "
                     "CPU wait 130.0 ms (max 250.0)")
     assert abab.host_text([None, {}]) == ""
+
+
+def test_step_costs_off():
+    """The hook zeroes the real exit state's step costs, after which a row the
+    priced rule stops (one draft step too dear for its confidence) goes on to
+    its cap; without a priced rule it reports it did nothing."""
+    import ab_hooks
+    import torch
+
+    from vllm.v1.spec_decode.dynamic.confidence_exit import DraftConfidenceExit
+
+    def exit_state():
+        state = DraftConfidenceExit(0.0, 2, torch.device("cpu"))
+        # One row: a draft step costs as much as the rest of the step.
+        state.set_step_costs([1.0, 1.0, 1.0], [1.0, 1.0, 1.0])
+        return state
+
+    def drafts(state):
+        state.begin(1, 4, num_rows=2)
+        tokens = torch.tensor([7, 0])
+        confidence = torch.tensor([0.3, 0.0])
+        for step in range(4):
+            state.update_capturable(tokens, confidence, torch.tensor(step))
+        return int(state.num_drafted[0])
+
+    class Worker(ab_hooks.StepCostsOff):
+        def __init__(self, state):
+            self.model_runner = types.SimpleNamespace(
+                speculator=types.SimpleNamespace(confidence_exit=state))
+
+    priced = exit_state()
+    assert drafts(priced) == 1  # 0.3 * 0.3 / 1.3 < 1 / 2
+    worker = Worker(exit_state())
+    assert worker.dsl_unprice_draft_steps() is True
+    assert float(worker.model_runner.speculator.confidence_exit.step_costs.abs().sum()) == 0
+    assert drafts(worker.model_runner.speculator.confidence_exit) == 4
+    # Nothing priced any more, or no DSL at all.
+    assert worker.dsl_unprice_draft_steps() is False
+    assert Worker(None).dsl_unprice_draft_steps() is False

@@ -19,8 +19,16 @@
 #              dsl2,sd2 at c = 1, twins on one host;
 #      s36s    the small pair's A/B at c = 1 and 8 with rounds ~5x longer than
 #              session 34's (0.7-2 s rounds, 28-39% spread): arms
-#              sd2,sd3,sd4,target,dsl4 fixed in advance, best K read off the
-#              same run, --repeats-at 1:2,8:6, 1 warm + 6 ABBA rounds.
+#              sd2,sd3,sd4,target,dsl4,dsl4+free fixed in advance, best K
+#              read off the same run, --repeats-at 1:2,8:6, 1 warm + 6 ABBA
+#              rounds. dsl4+free: the same DSL engine with its step costs
+#              zeroed (ab_hooks.StepCostsOff): session 34's engine steps show
+#              the small pair host-bound (SD K=2, 3, 4 within 0.16 ms of each
+#              other while each draft step costs 0.18 ms of GPU), so a draft
+#              step the host hides costs nothing, yet the priced rule drafted
+#              1.0-1.2 steps; this arm is the limit of a rule that prices only
+#              the GPU time the host does not hide: measure it before building
+#              that rule.
 set -uo pipefail
 R=/tmp/s36; mkdir -p "$R/suite-out"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9) || exit 1
@@ -55,7 +63,8 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=800 AB_WAIT_FILE=/tmp/ab/s36prof/rc AB_WAIT_S=2
   bash scripts/gpu-host/ab-start.sh s36s -- --models $M \
   --target smollm2-135m --draft smollm2-l4-self --concurrency 1,8 \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
-  --repeats-at 1:2,8:6 --engine "$E" --out abab.json --arms 'sd2,sd3,sd4,target,dsl4' \
+  --repeats-at 1:2,8:6 --engine "$E" --out abab.json --arms 'sd2,sd3,sd4,target,dsl4,dsl4+free' \
+  --arm-options '{"free": {"engine": {"worker_extension_cls": "ab_hooks.StepCostsOff"}, "rpc": "dsl_unprice_draft_steps"}}' \
   --rounds 6 --warm-rounds 1 --dsl-starts-alone \
   > "$R/ab-start-s.log" 2>&1 || cat "$R/ab-start-s.log"
 sleep 20
