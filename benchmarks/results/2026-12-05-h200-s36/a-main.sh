@@ -13,10 +13,6 @@
 #      (after-suite.sh); the small pair's draft (distill.py DATA=self NL=4,
 #      the kept rows) beside them; go2 once all have ended and the GPU is quiet;
 #   3. then, one after the other, alone on the GPU (issue 29):
-#      s36prof where a DSL step's time goes on the host-bound small pair
-#              (session 34: DSL's engine step 2.76 ms at 1.24 draft forwards
-#              against SD K=2's 2.51 ms at 1.97): profile_step.py --arms
-#              dsl2,sd2 at c = 1, twins on one host;
 #      s36s    the small pair's A/B at c = 1 and 8 with rounds ~5x longer than
 #              session 34's (0.7-2 s rounds, 28-39% spread): arms
 #              sd2,sd3,sd4,target,dsl4,dsl4+free fixed in advance, best K
@@ -29,6 +25,10 @@
 #              1.0-1.2 steps; this arm is the limit of a rule that prices only
 #              the GPU time the host does not hide: measure it before building
 #              that rule.
+#      s36prof if device time is left: where a DSL step's host time goes at
+#              the same K (session 34, c = 1: DSL K=4's engine step 2.76 ms
+#              against SD K=4's 2.67; session 27 profiled K=2, where DSL's
+#              step was the shorter): profile_step.py --arms dsl4,sd4, c = 1.
 set -uo pipefail
 R=/tmp/s36; mkdir -p "$R/suite-out"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9) || exit 1
@@ -54,12 +54,7 @@ setsid bash -c 'end=$(( $(date +%s) + 300 ))
   nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv > "$R/gpu-apps-at-go2.csv" 2>&1
   touch "$R/go2"' < /dev/null > /dev/null 2>&1 &
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
-GPU_HOST_ROOT=$root AB_SCRIPT=profile_step.py AB_TIMEOUT_S=400 AB_WAIT_FILE=$R/go2 AB_WAIT_S=1500 \
-  bash scripts/gpu-host/ab-start.sh s36prof -- --models $M \
-  --target smollm2-135m --draft smollm2-l4-self --prompts .gpu-bundles/prompts \
-  --out prof --arms dsl2,sd2 --concurrency 1 --engine "$E" \
-  > "$R/ab-start-prof.log" 2>&1 || cat "$R/ab-start-prof.log"
-GPU_HOST_ROOT=$root AB_TIMEOUT_S=800 AB_WAIT_FILE=/tmp/ab/s36prof/rc AB_WAIT_S=2000 \
+GPU_HOST_ROOT=$root AB_TIMEOUT_S=800 AB_WAIT_FILE=$R/go2 AB_WAIT_S=1500 \
   bash scripts/gpu-host/ab-start.sh s36s -- --models $M \
   --target smollm2-135m --draft smollm2-l4-self --concurrency 1,8 \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
@@ -67,6 +62,11 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=800 AB_WAIT_FILE=/tmp/ab/s36prof/rc AB_WAIT_S=2
   --arm-options '{"free": {"engine": {"worker_extension_cls": "ab_hooks.StepCostsOff"}, "rpc": "dsl_unprice_draft_steps"}}' \
   --rounds 6 --warm-rounds 1 --dsl-starts-alone \
   > "$R/ab-start-s.log" 2>&1 || cat "$R/ab-start-s.log"
+GPU_HOST_ROOT=$root AB_SCRIPT=profile_step.py AB_TIMEOUT_S=400 AB_WAIT_FILE=/tmp/ab/s36s/rc AB_WAIT_S=2500 \
+  bash scripts/gpu-host/ab-start.sh s36prof -- --models $M \
+  --target smollm2-135m --draft smollm2-l4-self --prompts .gpu-bundles/prompts \
+  --out prof --arms dsl4,sd4 --concurrency 1 --engine "$E" \
+  > "$R/ab-start-prof.log" 2>&1 || cat "$R/ab-start-prof.log"
 sleep 20
 tar czf "$OUT/a.tgz" -C /tmp s36
-echo "started: suite, small draft, s36prof (after go2), s36s (after s36prof)"
+echo "started: suite, small draft, s36s (after go2), s36prof (after s36s)"

@@ -2,7 +2,7 @@
 # Session 36, commands B...: each issued the moment the one before answers, on
 # the same warm host. Brings back /tmp/s36 (a.tgz), the suite's tarball once it
 # exists (once), then waits up to WAIT s (default 560) for s36prof and s36s in
-# turn, collecting whatever ran (s36prof.tgz, s36s.tgz).
+# turn, collecting whatever ran (s36s.tgz, s36prof.tgz).
 set -uo pipefail
 T0=$(date +%s); W=${WAIT:-560}
 R=/tmp/s36
@@ -15,7 +15,7 @@ echo "suite: $(cat $R/suite.rc 2>/dev/null || echo running); kernels: $(cat $R/k
 grep -h "draft weights sha256\|acceptance after" "$R/distill-l4-self.log" 2>/dev/null
 tail -n 3 "$R/kernels.log" "$R/intree.log" 2>/dev/null
 [[ -f $R/suite-out/gpu-suite.tgz && ! -f $R/suite-sent ]] && cp $R/suite-out/gpu-suite.tgz "$OUT/" && touch $R/suite-sent
-for run in s36prof s36s; do
+for run in s36s s36prof; do
   [[ -d /tmp/ab/$run ]] || continue
   [[ -f $R/$run-sent ]] && continue
   (( $(left) > 5 )) || break
