@@ -31,6 +31,12 @@ calls the method on every worker once the engine is up, before any workload).
   drafts while any row clears its floor and cap: the host-bound limit of a
   rule that prices only the GPU time the host does not hide. The A/B against
   the priced rule asks whether pricing the host's time would pay (session 36).
+- ``HostClockOff.dsl_price_gpu_time_only``: since session 36 the MRV2 runner
+  under async scheduling measures the host's time per engine step
+  (``HostStepClock``) and the rule does not price the draft-step GPU time the
+  host hides. This stops the clock and clears that time, so the rule prices
+  every draft step's GPU time as before: the A/B of the two asks what
+  measuring the host's time gives.
 """
 
 from __future__ import annotations
@@ -93,4 +99,17 @@ class StepCostsOff:
             return False
         zeros = [0.0] * costs.shape[0]
         exit_state.set_step_costs(zeros, zeros)
+        return True
+
+
+class HostClockOff:
+    def dsl_price_gpu_time_only(self) -> bool:
+        """True if the runner measured the host's time per step and now does
+        not (the rule prices GPU time alone); False if it did not (no DSL,
+        sync scheduling, unpriced draft steps, or a series without it)."""
+        runner = self.model_runner  # type: ignore[attr-defined]
+        if getattr(runner, "host_step_clock", None) is None:
+            return False
+        runner.host_step_clock = None
+        runner.speculator.set_host_step_ms(0.0)
         return True

@@ -1372,3 +1372,40 @@ def test_step_costs_off():
     # Nothing priced any more, or no DSL at all.
     assert worker.dsl_unprice_draft_steps() is False
     assert Worker(None).dsl_unprice_draft_steps() is False
+
+
+def test_host_clock_off():
+    """The hook stops the runner's host clock and clears the real exit
+    state's host time, after which a row the host-paced rule lets draft to
+    its cap stops where the GPU-priced rule does."""
+    import ab_hooks
+    import torch
+
+    from vllm.v1.spec_decode.dynamic.confidence_exit import DraftConfidenceExit
+
+    state = DraftConfidenceExit(0.0, 1, torch.device("cpu"))
+    state.set_step_costs([1.0, 1.0], [1.0, 1.0])
+    state.set_host_step_ms(100.0)
+
+    def drafts():
+        state.begin(1, 4)
+        for step in range(4):
+            state.update_capturable(torch.tensor([7]), torch.tensor([0.9]),
+                                    torch.tensor(step))
+        return int(state.num_drafted[0])
+
+    speculator = types.SimpleNamespace(confidence_exit=state,
+                                       set_host_step_ms=state.set_host_step_ms)
+
+    class Worker(ab_hooks.HostClockOff):
+        def __init__(self, clock):
+            self.model_runner = types.SimpleNamespace(
+                host_step_clock=clock, speculator=speculator)
+
+    assert drafts() == 4
+    worker = Worker(object())
+    assert worker.dsl_price_gpu_time_only() is True
+    assert worker.model_runner.host_step_clock is None
+    assert drafts() == 1
+    # Nothing to stop any more, or never a clock (sync scheduling, no DSL).
+    assert worker.dsl_price_gpu_time_only() is False

@@ -366,6 +366,19 @@ def run_sample(llm, inputs: list[dict]) -> dict:
     }
 
 
+def _host_step_ms(worker) -> float | None:
+    """The host time per engine step the MRV2 DSL stop rule last received
+    (0.0 until one is measured), or None without that rule."""
+    speculator = getattr(worker.model_runner, "speculator", None)
+    host_ms = getattr(getattr(speculator, "confidence_exit", None), "host_ms", None)
+    if host_ms is None:
+        return None
+    from vllm.utils.gpu_sync_debug import gpu_sync_allowed
+
+    with gpu_sync_allowed():
+        return float(host_ms[0])
+
+
 def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
     from vllm import LLM, SamplingParams
     from vllm.distributed import cleanup_dist_env_and_memory
@@ -418,6 +431,7 @@ def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
                 result["sample"] = run_sample(llm, inputs)
             else:
                 raise ValueError(f"unknown workload {workload!r}")
+        result["host_step_ms"] = llm.collective_rpc(_host_step_ms)[0]
         return result
     finally:
         del llm

@@ -91,6 +91,12 @@ def _seed_exit(ex, step, inactive_share, step_costs):
             pytest.fail("DraftConfidenceExit has no set_step_costs (per-batch costs)")
         n = MAX_ROWS + 1
         ex.set_step_costs([0.2 + 0.001 * i for i in range(n)], [1.0 + 0.01 * i for i in range(n)])
+    if step_costs == "host":
+        # A host pace across the loop's GPU time: some draft steps free, the
+        # one that crosses it priced in part, later ones in full.
+        if not hasattr(ex, "set_host_step_ms"):
+            pytest.fail("DraftConfidenceExit has no set_host_step_ms (host-paced steps)")
+        ex.set_host_step_ms(1.0 + 0.2 * (step + 1) + 0.1)
 
 
 def _exit_state(ex):
@@ -154,13 +160,14 @@ def test_record_step_torch_path_matches_the_per_row_rule(num_rows, step, inactiv
 @pytest.mark.cuda
 @pytest.mark.parametrize("num_rows,step", RECORD_CASES)
 @pytest.mark.parametrize("inactive_share", [0.3, 1.0])
-@pytest.mark.parametrize("step_costs", [False, True])
+@pytest.mark.parametrize("step_costs", [False, True, "host"])
 def test_fused_record_step_matches_the_torch_ops(
     triton_is_on, num_rows, step, inactive_share, step_costs
 ):
     """``DraftConfidenceExit.record_step``'s fused kernel against the same
     bookkeeping in torch ops (its CPU path), on random state, with and
-    without per-batch step costs loaded, and with no row active."""
+    without per-batch step costs loaded (and with a host time per step that
+    hides some draft steps), and with no row active."""
     gpu, _ = _record_step_run("cuda", num_rows, step, inactive_share, step_costs)
     cpu, _ = _record_step_run("cpu", num_rows, step, inactive_share, step_costs)
     assert gpu.keys() == cpu.keys()

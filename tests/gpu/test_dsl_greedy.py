@@ -223,3 +223,18 @@ def test_every_uniform_step_of_a_width_schedule_replays_a_full_graph(
     dispatch = got["target_dispatch"]
     assert dispatch["uniform_not_full"] == [], dispatch["uniform_not_full"][:10]
     assert dispatch["uniform_full"] > 0
+
+
+@pytest.mark.gpu_groups("v2-async", "v2-sync")
+def test_async_scheduling_prices_only_the_draft_time_the_host_does_not_hide(
+    engine_groups, prompts
+):
+    """V2 DSL under async scheduling measured the host's time per engine step
+    (HostStepClock) and handed it to the stop rule: a positive time, under a
+    second; under sync scheduling the host waits for every step, a draft step
+    always costs its GPU time, and the rule gets none (0). SD has no rule."""
+    asynchronous = ok(results(engine_groups, prompts, "v2-async")["dsl_t0.6_k5"])
+    assert 0.0 < asynchronous["host_step_ms"] < 1000.0, asynchronous["host_step_ms"]
+    synchronous = ok(results(engine_groups, prompts, "v2-sync")["dsl_t0.6_k5"])
+    assert synchronous["host_step_ms"] == 0.0
+    assert ok(results(engine_groups, prompts, "v2-async")["sd_k5"])["host_step_ms"] is None
