@@ -4,7 +4,7 @@
 # into /tmp/gpuhost/models). Carry .gpu-bundles/b9, .gpu-bundles/prompts,
 # .gpu-bundles/intree and .gpu-bundles/wip/hostclock.tgz. Code: the bundle is
 # main's 32-patch stack (vllm dsl c4a8349); hostclock.tgz lays over it the
-# files of vllm dsl c9704f9 (the stop rule prices only the draft-step GPU time
+# files of vllm dsl a3ff290 (the stop rule prices only the draft-step GPU time
 # the host does not hide: `git -C vllm archive dsl $(git -C vllm diff
 # --name-only --diff-filter=AM c4a8349 dsl -- vllm)`), and everything below
 # runs on that wip root. Starts everything in the background and returns in
