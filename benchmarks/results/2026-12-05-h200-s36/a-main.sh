@@ -20,7 +20,7 @@
 #   3. then, one after the other, alone on the GPU (issue 29):
 #      s36s    the small pair's A/B at c = 1 and 8 with rounds ~5x longer than
 #              session 34's (0.7-2 s rounds, 28-39% spread): arms
-#              sd2,sd3,sd4,target,dsl4,dsl4+gpu,dsl4+free fixed in advance,
+#              sd2,sd3,sd4,target,dsl4,dsl4+gpu fixed in advance,
 #              best K read off the same run, --repeats-at 1:2,8:6, 1 warm + 6
 #              ABBA rounds. Session 34's engine steps show the small pair
 #              host-bound (SD K=2, 3, 4 within 0.16 ms of each other while a
@@ -28,8 +28,9 @@
 #              drafted 1.0-1.2 steps. dsl4: the wip's rule (the host's time
 #              measured, hidden draft steps free); dsl4+gpu: the same engine
 #              with the host clock off (ab_hooks.HostClockOff: the rule of the
-#              series); dsl4+free: step costs zeroed (ab_hooks.StepCostsOff:
-#              every draft step free, the host-bound limit).
+#              series before 0018). (dsl4+free, step costs zeroed by
+#              ab_hooks.StepCostsOff, was left out: three device calls were
+#              refused, 91 s each, and the plan had to shrink.)
 #      s36prof if device time is left: where a DSL step's host time goes at
 #              the same K (session 34, c = 1: DSL K=4's engine step 2.76 ms
 #              against SD K=4's 2.67; session 27 profiled K=2, where DSL's
@@ -64,8 +65,8 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=900 AB_WAIT_FILE=$R/go2 AB_WAIT_S=1500 \
   bash scripts/gpu-host/ab-start.sh s36s -- --models $M \
   --target smollm2-135m --draft smollm2-l4-self --concurrency 1,8 \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
-  --repeats-at 1:2,8:6 --engine "$E" --out abab.json --arms 'sd2,sd3,sd4,target,dsl4,dsl4+gpu,dsl4+free' \
-  --arm-options '{"gpu": {"engine": {"worker_extension_cls": "ab_hooks.HostClockOff"}, "rpc": "dsl_price_gpu_time_only"}, "free": {"engine": {"worker_extension_cls": "ab_hooks.StepCostsOff"}, "rpc": "dsl_unprice_draft_steps"}}' \
+  --repeats-at 1:2,8:6 --engine "$E" --out abab.json --arms 'sd2,sd3,sd4,target,dsl4,dsl4+gpu' \
+  --arm-options '{"gpu": {"engine": {"worker_extension_cls": "ab_hooks.HostClockOff"}, "rpc": "dsl_price_gpu_time_only"}}' \
   --rounds 6 --warm-rounds 1 --dsl-starts-alone \
   > "$R/ab-start-s.log" 2>&1 || cat "$R/ab-start-s.log"
 GPU_HOST_ROOT=$root AB_SCRIPT=profile_step.py AB_TIMEOUT_S=400 AB_WAIT_FILE=/tmp/ab/s36s/rc AB_WAIT_S=2500 \
