@@ -44,6 +44,7 @@ def checkout(tmp_path):
     shutil.copytree(ROOT / "scripts" / "lib", co / "scripts" / "lib")
     shutil.copy(ROOT / "scripts" / "gpu-host" / "beside-proxies.sh", co / "scripts" / "gpu-host")
     shutil.copy(ROOT / "scripts" / "gpu-host" / "after-suite.sh", co / "scripts" / "gpu-host")
+    shutil.copy(ROOT / "scripts" / "gpu-host" / "go-when-quiet.sh", co / "scripts" / "gpu-host")
     (co / "scripts" / "gpu-host" / "proxies-start.sh").write_text(PROXIES)
     (co / "scripts" / "gpu-host" / "suite.sh").write_text(SUITE)
     return co

@@ -39,17 +39,12 @@ if ! bash "$here/proxies-start.sh" > "$logs/proxies-start.log" 2>&1; then
 fi
 kernel_files=$(bash "$here/after-suite.sh" --ignores)
 mkdir -p "$logs/suite-out"
-export LOGS=$logs HERE=$here PROXY_DONE=$proxy_dir/done
+export LOGS=$logs HERE=$here
 OUT=$logs/suite-out GPU_HOST_ROOT=${SUITE_ROOT:-${GPU_HOST_ROOT:-/tmp/gpuhost}} \
   DSL_GPU_PARALLEL=${DSL_GPU_PARALLEL:-15} SUITE_DRAFT_LAYERS=${SUITE_DRAFT_LAYERS:-4,16} \
   SUITE_TIMEOUT_S=${SUITE_TIMEOUT_S:-480} PYTEST_ARGS=${SUITE_ARGS-$kernel_files} \
   setsid bash -c 'bash "$HERE/suite.sh" > "$LOGS/suite.out" 2>&1; echo $? > "$LOGS/suite.rc"
     pkill -f "tests/gpu/engine_worke[r]"; sleep 3; pkill -9 -f "tests/gpu/engine_worke[r]"; true' \
   < /dev/null > /dev/null 2>&1 &
-setsid bash -c 'while [[ ! -f "$PROXY_DONE" || ! -f "$LOGS/suite.rc" ]]; do sleep 1; done
-  for _ in $(seq 60); do
-    [[ -z $(nvidia-smi --query-compute-apps=pid --format=csv,noheader 2>/dev/null) ]] && break
-    sleep 1
-  done
-  nvidia-smi --query-compute-apps=pid,process_name,used_memory --format=csv > "$LOGS/gpu-apps-at-go.csv" 2>&1
-  touch "$LOGS/go"' < /dev/null > /dev/null 2>&1 &
+setsid bash "$here/go-when-quiet.sh" "$logs/go" --after "$proxy_dir/done" --after "$logs/suite.rc" \
+  < /dev/null > /dev/null 2>&1 &
