@@ -462,6 +462,23 @@ def test_gpu_results_skip_a_run_that_is_not_the_series(tmp_path):
     assert "since removed" not in got
 
 
+def test_gpu_results_take_the_newest_session_and_name_its_gpu(tmp_path):
+    import pr_doc
+
+    runs = tmp_path / "tests" / "gpu" / "results"
+    for name, table in (("2026-12-05-h200-s34", "| a | older session |"),
+                        ("2026-12-05-h100-s37", "| b | newer session |"),
+                        ("2026-12-04-h200-s31", "| c | older day |")):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "README.md").write_text(f"# run\n\n{table}\n")
+    got = pr_doc.gpu_results(tmp_path)
+    assert "newer session" in got and "Measured on an H100:" in got
+    (runs / "2026-12-05-h100-s37" / "README.md").write_text(
+        f"# run\n\n| b | x |\n{pr_doc.NOT_THE_SERIES}\n")
+    got = pr_doc.gpu_results(tmp_path)
+    assert "older session" in got and "Measured on an H200:" in got
+
+
 def test_a_pr_without_a_description_template_is_named(tmp_path):
     import pr_doc
 

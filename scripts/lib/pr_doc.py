@@ -138,11 +138,24 @@ def stack_position(prs: list[dict], index: int) -> str:
 NOT_THE_SERIES = "<!-- pr-doc: not the series -->"
 
 
+_RUN_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-(h100|h200))?(?:-s(\d+))?")
+_GPU_NAMES = {"h100": "an H100", "h200": "an H200"}
+
+
+def _run_order(readme: Path) -> tuple[str, int, str]:
+    """Date, then session number: ``2026-12-05-h100-s37`` is newer than
+    ``2026-12-05-h200-s34`` whatever GPU either ran on."""
+    m = _RUN_NAME.match(readme.parent.name)
+    date, session = (m.group(1), int(m.group(3) or 0)) if m else ("", 0)
+    return date, session, readme.parent.name
+
+
 def gpu_results(root: Path) -> str:
     """The results table of the newest committed GPU run that has one (the first
-    table of its README), skipping runs marked ``NOT_THE_SERIES``."""
+    table of its README), skipping runs marked ``NOT_THE_SERIES``, with the GPU
+    its folder names (``-h100-``, ``-h200-``)."""
     for run in sorted((root / "tests" / "gpu" / "results").glob("*/README.md"),
-                      reverse=True):
+                      key=_run_order, reverse=True):
         text = run.read_text()
         if NOT_THE_SERIES in text:
             continue
@@ -153,8 +166,10 @@ def gpu_results(root: Path) -> str:
             elif table:
                 break
         if table:
+            m = _RUN_NAME.match(run.parent.name)
+            gpu = _GPU_NAMES.get(m.group(2) if m else None, "one GPU")
             return (
-                f"<!-- from {run.relative_to(root)} -->\nMeasured on an H200:\n\n"
+                f"<!-- from {run.relative_to(root)} -->\nMeasured on {gpu}:\n\n"
                 + "\n".join(table)
             )
     return "_No GPU run with a results table committed yet._"
