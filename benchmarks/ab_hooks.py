@@ -37,6 +37,12 @@ calls the method on every worker once the engine is up, before any workload).
   host hides. This stops the clock and clears that time, so the rule prices
   every draft step's GPU time as before: the A/B of the two asks what
   measuring the host's time gives.
+- ``HostStepProbe.dsl_host_step_ms``: reads, without changing anything, the
+  host time per engine step the MRV2 DSL stop rule was last handed (None
+  without the rule, 0.0 before the first estimate, under sync scheduling or
+  with the clock off). ``abab.py --arm-options '{"<label>": {"probe":
+  "dsl_host_step_ms"}}'`` calls it after each measured round: the rule's
+  input beside the step times it should explain. ``HostClockOff`` has it too.
 """
 
 from __future__ import annotations
@@ -102,7 +108,22 @@ class StepCostsOff:
         return True
 
 
-class HostClockOff:
+class HostStepProbe:
+    def dsl_host_step_ms(self) -> float | None:
+        """The host time per engine step (ms) the stop rule last received,
+        or None where the runner's drafter has no DSL exit state."""
+        runner = self.model_runner  # type: ignore[attr-defined]
+        state = getattr(getattr(runner, "speculator", None), "confidence_exit", None)
+        host_ms = getattr(state, "host_ms", None)
+        if host_ms is None:
+            return None
+        from vllm.utils.gpu_sync_debug import gpu_sync_allowed
+
+        with gpu_sync_allowed():  # between rounds, outside any measured step
+            return float(host_ms[0])
+
+
+class HostClockOff(HostStepProbe):
     def dsl_price_gpu_time_only(self) -> bool:
         """True if the runner measured the host's time per step and now does
         not (the rule prices GPU time alone); False if it did not (no DSL,

@@ -52,8 +52,11 @@ ms with a DSL engine or three others alive, on another host).
 
 Two variants of one configuration: ``<arm>+<label>`` arms with
 ``--arm-options '{"<label>": {"engine": {...}, "rpc": "<method>", "env":
-{...}}}'`` (``env``: e.g. ``{"VLLM_USE_V2_MODEL_RUNNER": "0"}``, the V1
-runner; such an arm starts alone, in that environment), e.g.
+{...}, "probe": "<method>"}}'`` (``env``: e.g. ``{"VLLM_USE_V2_MODEL_RUNNER":
+"0"}``, the V1 runner; such an arm starts alone, in that environment;
+``probe``: a worker method that changes nothing, called after each measured
+round, its answers per round and worker in the point's ``"probes"``, e.g.
+``ab_hooks.HostStepProbe.dsl_host_step_ms``), e.g.
 the MRV2 sync-scheduling hand-off A/B (``ab_hooks.py``)::
 
     --arms dsl4+handoff,dsl4+nohandoff --arm-options '{
@@ -409,10 +412,11 @@ def parse_arm_options(text: str, arms: list[dict]) -> dict[str, dict]:
     for label, opts in options.items():
         if label not in labels:
             raise SystemExit(f"--arm-options: label {label!r} is not used by any arm")
-        if not isinstance(opts, dict) or set(opts) - {"engine", "rpc", "env"}:
+        if not isinstance(opts, dict) or set(opts) - {"engine", "rpc", "env", "probe"}:
             raise SystemExit(f"--arm-options: {label!r} takes only 'engine' (an "
-                             "object), 'rpc' (a worker method name) and 'env' "
-                             "(an object of strings)")
+                             "object), 'rpc' (a worker method name), 'env' "
+                             "(an object of strings) and 'probe' (a worker "
+                             "method name)")
         env = opts.get("env", {})
         if not isinstance(env, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
@@ -420,8 +424,9 @@ def parse_arm_options(text: str, arms: list[dict]) -> dict[str, dict]:
                              "of strings")
         if not isinstance(opts.get("engine", {}), dict):
             raise SystemExit(f"--arm-options: {label!r}.engine must be an object")
-        if not isinstance(opts.get("rpc", ""), str):
-            raise SystemExit(f"--arm-options: {label!r}.rpc must be a method name")
+        for key in ("rpc", "probe"):
+            if not isinstance(opts.get(key, ""), str):
+                raise SystemExit(f"--arm-options: {label!r}.{key} must be a method name")
     return options
 
 
@@ -507,6 +512,18 @@ def request_lengths(bounds: tuple[int, int] | None, n: int) -> list[int] | None:
         return None
     rng = random.Random(0)
     return [rng.randint(*bounds) for _ in range(n)]
+
+
+def probe_text(answers: list[list]) -> str:
+    """A probe's answers, one per round (the first worker's), floats to 3
+    places."""
+    values = [a[0] if a else None for a in answers]
+    return " ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in values)
+
+
+def probe(engine, method: str) -> list:
+    """``method``'s answer on every worker (a probe: it changes nothing)."""
+    return list(engine.collective_rpc(method))
 
 
 def call_rpc(engine, method: str) -> None:
@@ -677,6 +694,7 @@ def main(argv: list[str]) -> int:
             per_step: dict[str, list[float]] = {a["name"]: [] for a in arms}
             spec_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
             step_rounds: dict[str, list[dict]] = {a["name"]: [] for a in arms}
+            probes: dict[str, list[list]] = {}
             life: dict[str, list[list]] = {a["name"]: [[0.0] * 10, [0] * 10] for a in arms}
 
             def run_or_drop(i: int, tag: str, where: str) -> dict | None:
@@ -711,6 +729,9 @@ def main(argv: list[str]) -> int:
                     res = run_or_drop(i, f"r{r}c{c}", f"round {r}")
                     if res is None:
                         continue
+                    method = arm_options.get(arms[i].get("label") or "", {}).get("probe")
+                    if method:
+                        probes.setdefault(arms[i]["name"], []).append(probe(engines[i], method))
                     vals = [x["tpot"] for x in res["requests"] if x["tpot"]]
                     tpots[arms[i]["name"]].append(1e3 * statistics.fmean(vals))
                     counters[arms[i]["name"]].append(res["counters"])
@@ -735,7 +756,7 @@ def main(argv: list[str]) -> int:
             point = {"concurrency": c, "requests": n, "tpot_ms": tpots,
                      "counters": counters, "tokens_per_step": per_step,
                      "spec": spec_point, "spec_rounds": spec_rounds,
-                     "step_ms": step_rounds, "ratios": {},
+                     "step_ms": step_rounds, "probes": probes, "ratios": {},
                      "tokens_by_life": {
                          name: [s / k if k else None for s, k in zip(*sums_counts)]
                          for name, sums_counts in life.items() if tpots[name]},
@@ -773,6 +794,8 @@ def main(argv: list[str]) -> int:
                                  per_step[a["name"]])
                 if text is not None:
                     lines.append(f"  {a['name']:10} {text}")
+            for name, answers in probes.items():
+                lines.append(f"  {name:10} probe per round: {probe_text(answers)}")
             out["points"].append(point)
             out["summary"] = lines
             # After every point, so a run cut by a time limit keeps what it measured.

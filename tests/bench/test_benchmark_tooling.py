@@ -720,6 +720,7 @@ def test_a_labelled_bystander_gets_its_options_and_worker_call(tmp_path, monkeyp
     ("{}", "no entry for label 'x'"),
     ('{"x": {}, "y": {}}', "label 'y' is not used"),
     ('{"x": {"rpcs": "m"}}', "takes only 'engine'"),
+    ('{"x": {"probe": 3}}', "x'.probe must be a method name"),
     ('{"x": {"engine": []}}', "x'.engine must be an object"),
     ('{"x": {"env": {"VLLM_USE_V2_MODEL_RUNNER": 0}}}', "x'.env must be an object of strings"),
     ('{"x": {"env": ["A=1"]}}', "x'.env must be an object of strings"),
@@ -1409,3 +1410,54 @@ def test_host_clock_off():
     assert drafts() == 1
     # Nothing to stop any more, or never a clock (sync scheduling, no DSL).
     assert worker.dsl_price_gpu_time_only() is False
+
+
+def test_an_arms_probe_is_read_after_each_measured_round(tmp_path, monkeypatch):
+    """``probe``: a worker method called after every measured round (not
+    after warm rounds or the start-up), its answers kept per point, round and
+    worker, and shown in the summary."""
+    abab, out, args = _abab(tmp_path, "sd4,dsl6+clock")
+    fake = _FakeEngines()
+    fake.install(monkeypatch, abab)
+    asked = []
+
+    def probe(engine, method):
+        # Each read comes after that arm's round has run.
+        asked.append((engine, method, fake.events[-1]))
+        return [1.25 * len(asked)]
+
+    monkeypatch.setattr(abab, "probe", probe)
+    options = {"clock": {"probe": "dsl_host_step_ms"}}
+    assert abab.main(args + ["--warm-rounds", "1",
+                             "--arm-options", json.dumps(options)]) == 0
+    assert [a[2] for a in asked] == [("run", "dsl6", f"r{r}c{c}")
+                                     for c in (1, 8) for r in (0, 1)]
+    assert {a[:2] for a in asked} == {("dsl6", "dsl_host_step_ms")}
+    data = json.loads(out.read_text())
+    assert [p["probes"] for p in data["points"]] == [
+        {"dsl6+clock": [[1.25], [2.5]]}, {"dsl6+clock": [[3.75], [5.0]]}]
+    assert "dsl6+clock probe per round: 1.250 2.500" in "\n".join(data["summary"])
+
+
+def test_host_step_probe_reads_the_rules_host_time_and_changes_nothing():
+    import ab_hooks
+    import torch
+
+    from vllm.v1.spec_decode.dynamic.confidence_exit import DraftConfidenceExit
+
+    state = DraftConfidenceExit(0.0, 1, torch.device("cpu"))
+    state.set_step_costs([1.0, 1.0], [1.0, 1.0])
+
+    class Worker(ab_hooks.HostStepProbe):
+        def __init__(self, speculator):
+            self.model_runner = types.SimpleNamespace(speculator=speculator)
+
+    worker = Worker(types.SimpleNamespace(confidence_exit=state))
+    assert worker.dsl_host_step_ms() == 0.0
+    state.set_host_step_ms(3.5)
+    assert worker.dsl_host_step_ms() == 3.5
+    assert float(state.host_ms[0]) == 3.5
+    # No DSL exit state (SD, target-only): nothing to read.
+    assert Worker(types.SimpleNamespace(confidence_exit=None)).dsl_host_step_ms() is None
+    assert Worker(None).dsl_host_step_ms() is None
+    assert issubclass(ab_hooks.HostClockOff, ab_hooks.HostStepProbe)
