@@ -10,7 +10,9 @@
 # A/B asks whether 0018's rule beats the GPU-priced one, not the issue's
 # verdict), c = 1 then 8, --repeats-at 1:2,8:6, 1 warm + 3 ABBA rounds;
 # abab.json is written after each point. Collects whatever ran by BUDGET_S
-# (default 330) seconds after the start into $OUT (b.tgz, s37b.tgz).
+# (default 330) seconds after the start into $OUT (b.tgz, s37b.tgz). It ran as
+# `STEPS=150 BUDGET_S=280 bash ...b-small.sh` with 308 s left: a 150-step draft
+# (README.md).
 set -uo pipefail
 T0=$(date +%s); BUDGET_S=${BUDGET_S:-330}
 R=/tmp/s37b; mkdir -p "$R"
