@@ -608,7 +608,8 @@ def main(argv: list[str]) -> int:
     bystanders = [a for group in bystander_groups for a in group]
     arm_options = parse_arm_options(args.arm_options, arms + bystanders)
     for arm in arms + bystanders:
-        arm["env"] = arm_options.get(arm.get("label") or "", {}).get("env")
+        opts = arm_options.get(arm.get("label") or "", {})
+        arm["env"], arm["probe"] = opts.get("env"), opts.get("probe")
     prompts = load_prompts(args.prompts, args.dataset, 1024)
 
     # The engines start from threads of this process: forking their engine
@@ -729,9 +730,9 @@ def main(argv: list[str]) -> int:
                     res = run_or_drop(i, f"r{r}c{c}", f"round {r}")
                     if res is None:
                         continue
-                    method = arm_options.get(arms[i].get("label") or "", {}).get("probe")
-                    if method:
-                        probes.setdefault(arms[i]["name"], []).append(probe(engines[i], method))
+                    if arms[i]["probe"]:
+                        probes.setdefault(arms[i]["name"], []).append(
+                            probe(engines[i], arms[i]["probe"]))
                     vals = [x["tpot"] for x in res["requests"] if x["tpot"]]
                     tpots[arms[i]["name"]].append(1e3 * statistics.fmean(vals))
                     counters[arms[i]["name"]].append(res["counters"])

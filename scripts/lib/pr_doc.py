@@ -142,11 +142,17 @@ _RUN_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-(h100|h200))?(?:-s(\d+))?")
 _GPU_NAMES = {"h100": "an H100", "h200": "an H200"}
 
 
+def _run_fields(readme: Path) -> tuple[str, int, str | None]:
+    """A run folder's date, session number and GPU (``h100``, ``h200`` or
+    None), from its name."""
+    m = _RUN_NAME.match(readme.parent.name)
+    return (m.group(1), int(m.group(3) or 0), m.group(2)) if m else ("", 0, None)
+
+
 def _run_order(readme: Path) -> tuple[str, int, str]:
     """Date, then session number: ``2026-12-05-h100-s37`` is newer than
     ``2026-12-05-h200-s34`` whatever GPU either ran on."""
-    m = _RUN_NAME.match(readme.parent.name)
-    date, session = (m.group(1), int(m.group(3) or 0)) if m else ("", 0)
+    date, session, _ = _run_fields(readme)
     return date, session, readme.parent.name
 
 
@@ -166,8 +172,7 @@ def gpu_results(root: Path) -> str:
             elif table:
                 break
         if table:
-            m = _RUN_NAME.match(run.parent.name)
-            gpu = _GPU_NAMES.get(m.group(2) if m else None, "one GPU")
+            gpu = _GPU_NAMES.get(_run_fields(run)[2], "one GPU")
             return (
                 f"<!-- from {run.relative_to(root)} -->\nMeasured on {gpu}:\n\n"
                 + "\n".join(table)
