@@ -43,9 +43,26 @@ calls the method on every worker once the engine is up, before any workload).
   with the clock off). ``abab.py --arm-options '{"<label>": {"probe":
   "dsl_host_step_ms"}}'`` calls it after each measured round: the rule's
   input beside the step times it should explain. ``HostClockOff`` has it too.
+- ``HostTimer.host_timer_on`` / ``host_timer_read``: times on the host, with
+  no profiler, what the worker runs each engine step: the steps themselves
+  (wall time and the stepping thread's CPU time from one ``execute_model``
+  to the next, the ``HostStepClock``'s measure, for any arm) and, inclusive,
+  ``execute_model``, ``sample_tokens``, the drafter's ``propose`` and the
+  calls only a DSL engine makes (``begin``: the exit state's set-up,
+  ``record`` and ``gather``: the drafted counts, ``clock``: the host clock).
+  ``host_timer_on`` as the arm's ``rpc``, ``host_timer_read`` as its
+  ``probe``: each round's answer is per step and starts afresh (session 38:
+  a DSL step at one request took ~0.45 ms more host time than SD's at the
+  same tokens a step; this says where).
 """
 
 from __future__ import annotations
+
+import functools
+import statistics
+import threading
+import time
+from collections.abc import Callable
 
 
 class SyncHandOffToggle:
@@ -134,3 +151,105 @@ class HostClockOff(HostStepProbe):
         runner.host_step_clock = None
         runner.speculator.set_host_step_ms(0.0)
         return True
+
+
+class _StepTimes:
+    """Inclusive wall and thread CPU time of wrapped calls, and the engine
+    step's period, since the last :meth:`read`."""
+
+    def __init__(self) -> None:
+        self.calls: dict[str, list[int]] = {}  # name -> [calls, wall ns, cpu ns]
+        self.steps = 0
+        self.step_wall_ns: list[int] = []
+        self.step_cpu_ns: list[int] = []
+        self._last: tuple[int, int, int] | None = None  # thread, wall, cpu
+
+    def wrap(self, owner: object, attr: str, name: str, *, step: bool = False) -> None:
+        """Time ``owner.attr`` (an instance attribute shadows the method);
+        with ``step``, each call also starts an engine step."""
+        inner: Callable = getattr(owner, attr)
+        totals = self.calls.setdefault(name, [0, 0, 0])
+
+        @functools.wraps(inner)
+        def timed(*args, **kwargs):
+            wall, cpu = time.perf_counter_ns(), time.thread_time_ns()
+            if step:
+                self._step_started(wall, cpu)
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                totals[0] += 1
+                totals[1] += time.perf_counter_ns() - wall
+                totals[2] += time.thread_time_ns() - cpu
+
+        setattr(owner, attr, timed)
+
+    def _step_started(self, wall: int, cpu: int) -> None:
+        # A thread's CPU time is its own: a step on another thread starts afresh.
+        self.steps += 1
+        thread = threading.get_ident()
+        last, self._last = self._last, (thread, wall, cpu)
+        if last is not None and last[0] == thread:
+            self.step_wall_ns.append(wall - last[1])
+            self.step_cpu_ns.append(cpu - last[2])
+
+    def read(self) -> dict:
+        """Since the last read, then start afresh: ``steps`` (engine steps
+        started), the median wall and thread CPU time from one step's start
+        to the next (ms), and per wrapped call its calls, wall and CPU time
+        (µs) a step."""
+        steps = self.steps
+        out: dict = {
+            "steps": steps,
+            "step_wall_ms": _median_ms(self.step_wall_ns),
+            "step_cpu_ms": _median_ms(self.step_cpu_ns),
+        }
+        for name, totals in self.calls.items():
+            calls, wall, cpu = totals
+            out[name] = {
+                "calls": calls / steps if steps else None,
+                "wall_us": wall / 1e3 / steps if steps else None,
+                "cpu_us": cpu / 1e3 / steps if steps else None,
+            }
+            totals[:] = [0, 0, 0]
+        self.steps = 0
+        self.step_wall_ns.clear()
+        self.step_cpu_ns.clear()
+        return out
+
+
+def _median_ms(ns: list[int]) -> float | None:
+    return statistics.median(ns) / 1e6 if ns else None
+
+
+class HostTimer:
+    def host_timer_on(self) -> bool:
+        """True once the worker's step and its calls are timed; False if
+        they already were. The calls a runner or drafter lacks (every DSL
+        call without DSL) are not timed and not reported."""
+        runner = self.model_runner  # type: ignore[attr-defined]
+        if getattr(runner, "_host_timer", None) is not None:
+            return False
+        times = _StepTimes()
+        times.wrap(runner, "execute_model", "execute_model", step=True)
+        speculator = getattr(runner, "speculator", None)
+        counts = getattr(runner, "drafted_token_counts", None)
+        clock = getattr(runner, "host_step_clock", None)
+        for owner, attr, name in (
+            (runner, "sample_tokens", "sample_tokens"),
+            (speculator, "propose", "propose"),
+            (speculator, "_begin_confidence_exit", "begin"),
+            (counts, "record", "record"),
+            (counts, "gather", "gather"),
+            (clock, "step_started", "clock"),
+        ):
+            if owner is not None and callable(getattr(owner, attr, None)):
+                times.wrap(owner, attr, name)
+        runner._host_timer = times
+        return True
+
+    def host_timer_read(self) -> dict | None:
+        """What :meth:`_StepTimes.read` says since the last read; None
+        before ``host_timer_on``."""
+        times = getattr(self.model_runner, "_host_timer", None)  # type: ignore[attr-defined]
+        return None if times is None else times.read()

@@ -516,9 +516,19 @@ def request_lengths(bounds: tuple[int, int] | None, n: int) -> list[int] | None:
 
 def probe_text(answers: list[list]) -> str:
     """A probe's answers, one per round (the first worker's), floats to 3
-    places."""
+    places; an answer that is an object is written ``{key: value, ...}``
+    and the rounds are separated by ``|``."""
     values = [a[0] if a else None for a in answers]
-    return " ".join(f"{v:.3f}" if isinstance(v, float) else str(v) for v in values)
+    sep = " | " if any(isinstance(v, dict) for v in values) else " "
+    return sep.join(_probe_value(v) for v in values)
+
+
+def _probe_value(value) -> str:
+    if isinstance(value, float):
+        return f"{value:.3f}"
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k}: {_probe_value(v)}" for k, v in value.items()) + "}"
+    return str(value)
 
 
 def probe(engine, method: str) -> list:

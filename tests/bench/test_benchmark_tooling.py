@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import types
 from itertools import combinations
 from pathlib import Path
@@ -1461,3 +1462,113 @@ def test_host_step_probe_reads_the_rules_host_time_and_changes_nothing():
     assert Worker(types.SimpleNamespace(confidence_exit=None)).dsl_host_step_ms() is None
     assert Worker(None).dsl_host_step_ms() is None
     assert issubclass(ab_hooks.HostClockOff, ab_hooks.HostStepProbe)
+
+
+def _busy(ms: float) -> None:
+    end = time.thread_time() + ms / 1000
+    while time.thread_time() < end:
+        pass
+
+
+class _TimedRunner:
+    """A runner's step (``execute_model`` computing 3 ms, ``sample_tokens``
+    sleeping 2 ms around the drafter's and the drafted counts' calls) over
+    vLLM's real ``DraftedTokenCounts`` and ``HostStepClock``."""
+
+    def __init__(self, dsl: bool):
+        from vllm.v1.worker.gpu.spec_decode.drafted_token_counts import (
+            DraftedTokenCounts)
+        from vllm.v1.worker.gpu.spec_decode.host_step_clock import HostStepClock
+
+        self.speculator = types.SimpleNamespace(
+            propose=lambda: "drafts", _begin_confidence_exit=lambda: None)
+        self.drafted_token_counts = DraftedTokenCounts(4, "cpu") if dsl else None
+        self.host_step_clock = HostStepClock(window=2, every=1) if dsl else None
+        self.gathered = []
+
+    def execute_model(self, fail: bool = False):
+        if self.host_step_clock is not None:
+            self.host_step_clock.step_started()
+        _busy(3.0)
+        if fail:
+            raise RuntimeError("step failed")
+        return "output"
+
+    def sample_tokens(self):
+        import torch
+
+        time.sleep(0.002)
+        idx = torch.tensor([2, 0])
+        if self.drafted_token_counts is not None:
+            self.gathered.append(self.drafted_token_counts.gather(idx).tolist())
+            self.drafted_token_counts.record(
+                idx, torch.tensor([3, 1], dtype=torch.int32), 4)
+        return self.speculator.propose()
+
+
+def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result():
+    import ab_hooks
+
+    class Worker(ab_hooks.HostTimer):
+        def __init__(self, runner):
+            self.model_runner = runner
+
+    runner = _TimedRunner(dsl=True)
+    worker = Worker(runner)
+    assert worker.host_timer_read() is None
+    assert worker.host_timer_on() is True
+    assert worker.host_timer_on() is False  # already timed: not twice
+    for _ in range(5):
+        assert runner.execute_model() == "output"
+        assert runner.sample_tokens() == "drafts"
+    # The wrapped real DraftedTokenCounts still reports what was recorded.
+    # (slot 2 drafted 3, slot 0 one; no forwards recorded).
+    assert runner.gathered == [[0, 0, 0]] + [[3, 1, 0]] * 4
+    with pytest.raises(RuntimeError, match="step failed"):
+        runner.execute_model(fail=True)
+    got = worker.host_timer_read()
+    assert got["steps"] == 6
+    # From one step's start to the next: 3 ms computing, 2 ms asleep.
+    assert 4.5 < got["step_wall_ms"] < 50
+    assert 2.5 < got["step_cpu_ms"] < got["step_wall_ms"] - 1.5
+    assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "execute_model",
+                        "sample_tokens", "propose", "begin", "record", "gather",
+                        "clock"}
+    assert got["execute_model"]["calls"] == 1.0  # the failed step counts
+    assert got["execute_model"]["cpu_us"] > 2500
+    assert got["sample_tokens"]["calls"] == pytest.approx(5 / 6)
+    assert got["sample_tokens"]["wall_us"] > got["sample_tokens"]["cpu_us"] + 1000
+    assert got["gather"]["calls"] == got["record"]["calls"] == pytest.approx(5 / 6)
+    assert got["begin"]["calls"] == 0.0  # wrapped, never called here
+    # Each read starts afresh.
+    again = worker.host_timer_read()
+    assert again["steps"] == 0 and again["step_wall_ms"] is None
+    assert again["gather"] == {"calls": None, "wall_us": None, "cpu_us": None}
+
+
+def test_host_timer_times_only_the_calls_an_sd_runner_has():
+    import ab_hooks
+
+    class Worker(ab_hooks.HostTimer):
+        def __init__(self, runner):
+            self.model_runner = runner
+
+    runner = _TimedRunner(dsl=False)
+    runner.speculator = None  # target-only
+    worker = Worker(runner)
+    assert worker.host_timer_on() is True
+    runner.execute_model()
+    runner.execute_model()
+    got = worker.host_timer_read()
+    assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "execute_model",
+                        "sample_tokens"}
+    assert got["steps"] == 2 and got["step_cpu_ms"] > 2.5
+
+
+def test_probe_text_writes_an_object_answer_per_round():
+    import abab
+
+    assert abab.probe_text([[1.23456], [None], []]) == "1.235 None None"
+    assert abab.probe_text([[{"steps": 3, "gather": {"wall_us": 41.0}}],
+                            [{"steps": 0}]]) == (
+        "{steps: 3, gather: {wall_us: 41.000}} | {steps: 0}")
