@@ -49,7 +49,9 @@ calls the method on every worker once the engine is up, before any workload).
   to the next, the ``HostStepClock``'s measure, for any arm) and, inclusive,
   ``execute_model``, ``sample_tokens``, the drafter's ``propose`` and the
   calls only a DSL engine makes (``begin``: the exit state's set-up,
-  ``record`` and ``gather``: the drafted counts, ``clock``: the host clock).
+  ``record`` and ``gather``: the drafted counts, ``clock``: the host clock),
+  and the wait for a step's output (``wait_output``: its CPU time is time
+  the wait spins, which the host clock counts as the host's work).
   ``host_timer_on`` as the arm's ``rpc``, ``host_timer_read`` as its
   ``probe``: each round's answer is per step and starts afresh (session 38:
   a DSL step at one request took ~0.45 ms more host time than SD's at the
@@ -245,6 +247,16 @@ class HostTimer:
         ):
             if owner is not None and callable(getattr(owner, attr, None)):
                 times.wrap(owner, attr, name)
+        # The engine's wait for a step's output (on the stepping thread when
+        # the worker runs in the engine core): CPU time there is time the
+        # wait spends spinning, which the host clock would count as work.
+        # Class-wide, once per process.
+        from vllm.v1.worker.gpu import async_utils
+
+        output_cls = async_utils.AsyncOutput
+        if not getattr(output_cls.get_output, "_host_timed", False):
+            times.wrap(output_cls, "get_output", "wait_output")
+            output_cls.get_output._host_timed = True  # type: ignore[attr-defined]
         runner._host_timer = times
         return True
 

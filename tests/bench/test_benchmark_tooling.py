@@ -1506,8 +1506,21 @@ class _TimedRunner:
         return self.speculator.propose()
 
 
-def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result():
+class _SleepingOutput:
+    """Stands in for the MRV2 runner's AsyncOutput: its wait sleeps 1 ms."""
+
+    def get_output(self):
+        time.sleep(0.001)
+        return "copied"
+
+
+def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(monkeypatch):
     import ab_hooks
+
+    from vllm.v1.worker.gpu import async_utils
+
+    monkeypatch.setattr(async_utils, "AsyncOutput", _SleepingOutput)
+    monkeypatch.setattr(_SleepingOutput, "get_output", _SleepingOutput.get_output)
 
     class Worker(ab_hooks.HostTimer):
         def __init__(self, runner):
@@ -1526,6 +1539,7 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result():
     assert runner.gathered == [[0, 0, 0]] + [[3, 1, 0]] * 4
     with pytest.raises(RuntimeError, match="step failed"):
         runner.execute_model(fail=True)
+    assert _SleepingOutput().get_output() == "copied"
     got = worker.host_timer_read()
     assert got["steps"] == 6
     # From one step's start to the next: 3 ms computing, 2 ms asleep.
@@ -1533,7 +1547,10 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result():
     assert 2.5 < got["step_cpu_ms"] < got["step_wall_ms"] - 1.5
     assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "execute_model",
                         "sample_tokens", "propose", "begin", "record", "gather",
-                        "clock"}
+                        "clock", "wait_output"}
+    # A wait that sleeps uses no CPU time.
+    assert got["wait_output"]["wall_us"] > 900 / 6
+    assert got["wait_output"]["cpu_us"] < got["wait_output"]["wall_us"] / 4
     assert got["execute_model"]["calls"] == 1.0  # the failed step counts
     assert got["execute_model"]["cpu_us"] > 2500
     assert got["sample_tokens"]["calls"] == pytest.approx(5 / 6)
@@ -1546,8 +1563,13 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result():
     assert again["gather"] == {"calls": None, "wall_us": None, "cpu_us": None}
 
 
-def test_host_timer_times_only_the_calls_an_sd_runner_has():
+def test_host_timer_times_only_the_calls_an_sd_runner_has(monkeypatch):
     import ab_hooks
+
+    from vllm.v1.worker.gpu import async_utils
+
+    monkeypatch.setattr(async_utils, "AsyncOutput", _SleepingOutput)
+    monkeypatch.setattr(_SleepingOutput, "get_output", _SleepingOutput.get_output)
 
     class Worker(ab_hooks.HostTimer):
         def __init__(self, runner):
@@ -1561,7 +1583,7 @@ def test_host_timer_times_only_the_calls_an_sd_runner_has():
     runner.execute_model()
     got = worker.host_timer_read()
     assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "execute_model",
-                        "sample_tokens"}
+                        "sample_tokens", "wait_output"}
     assert got["steps"] == 2 and got["step_cpu_ms"] > 2.5
 
 
