@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# Usage: bash scripts/gpu-host/small-start.sh [--help]
+#
+# On a staged GPU host, from the checkout's root with .gpu-bundles/prompts
+# carried: builds the small pair (SmolLM2-135M and its 4-layer draft distilled
+# on the target's own greedy continuations) in its own process session
+# (setsid) and returns at once:
+#   1. build_models.py with DRAFT_LAYERS=4 (the target and the truncation);
+#   2. distill.py: DATA=self NL=4 STEPS=$SMALL_STEPS (models/smollm2-l4-self).
+# The target's continuations that distill.py trains on (models/self-rows-*.pt)
+# are copied from .gpu-bundles/rows/ first where that was carried (fetched
+# back from an earlier session: docs/gpu-host.md); distill.py uses them when
+# their key matches the staged train file, and generates them otherwise.
+# A measuring run waits for the done marker: AB_WAIT_FILE=$SMALL_DIR/done for
+# scripts/gpu-host/ab-start.sh.
+#
+# Environment (all optional):
+#   GPU_HOST_ROOT  staged root (default /tmp/gpuhost; its env.sh is sourced)
+#   SMALL_DIR      logs and marker (default /tmp/small)
+#   SMALL_STEPS    distillation steps (default 600, as sessions 34-38)
+# Files: $SMALL_DIR/chain.log (each step's exit status and seconds),
+# build_models.log, distill-l4-self.log, distill-l4-self.json (the draft's
+# distill.json: steps, acceptance, sha), and done (written last: 0 when every
+# step exited 0, else the first failing status; a step after a failure is not
+# run).
+set -euo pipefail
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  usage_from_header "$0"
+  exit 0
+fi
+[[ $# -eq 0 ]] || { echo "small-start.sh: unknown argument '$1' (see --help)" >&2; exit 2; }
+root=${GPU_HOST_ROOT:-/tmp/gpuhost}
+dir=${SMALL_DIR:-/tmp/small}
+steps=${SMALL_STEPS:-600}
+[[ "$steps" =~ ^[1-9][0-9]*$ ]] || {
+  echo "small-start.sh: SMALL_STEPS '$steps' is not a positive whole number" >&2; exit 2; }
+[[ -f "$root/env.sh" ]] || {
+  echo "small-start.sh: no $root/env.sh: stage the bundle first (docs/gpu-host.md)" >&2; exit 1; }
+[[ -d .gpu-bundles/prompts ]] || {
+  echo "small-start.sh: no .gpu-bundles/prompts: carry it (carry=[\".gpu-bundles/prompts\"])" >&2; exit 1; }
+rm -rf "$dir" && mkdir -p "$dir"
+shopt -s nullglob
+rows=(.gpu-bundles/rows/self-rows-*.pt)
+if (( ${#rows[@]} )); then
+  mkdir -p "$root/models" && cp "${rows[@]}" "$root/models/"
+  echo "small-start.sh: carried distillation rows copied: ${rows[*]##*/}"
+fi
+export S_DIR=$dir S_ROOT=$root S_STEPS=$steps
+chain='
+  source "$S_ROOT/env.sh"
+  export GPU_HOST_ROOT=$S_ROOT
+  t0=$(date +%s)
+  step() {  # name, then the command
+    local name=$1; shift
+    local rc=0
+    "$@" > "$S_DIR/$name.log" 2>&1 || rc=$?
+    echo "$name rc=$rc $(( $(date +%s) - t0 ))s" >> "$S_DIR/chain.log"
+    return $rc
+  }
+  rc=0
+  DRAFT_LAYERS=4 step build_models python3 scripts/gpu-host/build_models.py || rc=$?
+  if (( rc == 0 )); then
+    DATA=self NL=4 STEPS=$S_STEPS step distill-l4-self python3 scripts/gpu-host/distill.py || rc=$?
+  fi
+  if (( rc == 0 )); then
+    cp "$S_ROOT/models/smollm2-l4-self/distill.json" "$S_DIR/distill-l4-self.json" || rc=$?
+  fi
+  echo "$rc" > "$S_DIR/done"
+'
+setsid bash -c "$chain" > /dev/null 2>&1 < /dev/null &
+echo "small-start.sh: building the small pair in its own process session; wait for $dir/done"

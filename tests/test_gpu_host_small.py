@@ -1,0 +1,125 @@
+"""scripts/gpu-host/small-start.sh on CPU: the small pair's chain runs in its
+own process session after the command returns, builds the models then the
+4-layer self-distilled draft with their settings, keeps the draft's
+distill.json, and writes its done marker (0, or the first failing status with
+nothing run after it). The build scripts are stand-ins in a scratch checkout
+that record their environment; the script under test is the real one."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = ROOT / "scripts" / "gpu-host" / "small-start.sh"
+
+STAND_IN = '''
+import json, os, sys
+from pathlib import Path
+name = Path(sys.argv[0]).stem
+keys = ("DATA", "NL", "STEPS", "DRAFT_LAYERS", "GPU_HOST_ROOT", "SMALL_TEST_ENV")
+Path(os.environ["RECORD"], name + ".json").write_text(
+    json.dumps({k: os.environ.get(k) for k in keys}))
+if name == "distill":
+    out = Path(os.environ["GPU_HOST_ROOT"], "models", "smollm2-l4-self")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "distill.json").write_text('{"acceptance": 0.31}')
+sys.exit(int(os.environ.get("FAIL_" + name.upper(), "0")))
+'''
+
+
+@pytest.fixture
+def host(tmp_path):
+    checkout = tmp_path / "checkout"
+    gpu_host = checkout / "scripts" / "gpu-host"
+    gpu_host.mkdir(parents=True)
+    for name in ("build_models.py", "distill.py"):
+        (gpu_host / name).write_text(STAND_IN)
+    (checkout / ".gpu-bundles" / "prompts").mkdir(parents=True)
+    root = tmp_path / "gpuhost"
+    root.mkdir()
+    (root / "env.sh").write_text("export SMALL_TEST_ENV=sourced\n")
+    record = tmp_path / "record"
+    record.mkdir()
+    env = {**os.environ, "GPU_HOST_ROOT": str(root),
+           "SMALL_DIR": str(tmp_path / "small"), "RECORD": str(record)}
+    return checkout, root, env, tmp_path
+
+
+def _start(checkout, env, *args):
+    return subprocess.run(["bash", str(SCRIPT), *args], cwd=checkout, env=env,
+                          capture_output=True, text=True, timeout=30)
+
+
+def _wait_done(path: Path) -> str:
+    for _ in range(300):
+        if path.exists() and path.read_text().strip():
+            return path.read_text().strip()
+        time.sleep(0.05)
+    raise AssertionError(f"{path} never written")
+
+
+def test_the_chain_builds_the_models_then_the_draft(host):
+    checkout, root, env, tmp = host
+    rows = checkout / ".gpu-bundles" / "rows"
+    rows.mkdir()
+    (rows / "self-rows-abc.pt").write_text("rows")
+    started = _start(checkout, {**env, "SMALL_STEPS": "12"})
+    assert started.returncode == 0, started.stderr
+    assert "self-rows-abc.pt" in started.stdout and "wait for" in started.stdout
+    assert (root / "models" / "self-rows-abc.pt").read_text() == "rows"
+    assert _wait_done(tmp / "small" / "done") == "0"
+    models = json.loads((tmp / "record" / "build_models.json").read_text())
+    assert models["DRAFT_LAYERS"] == "4" and models["SMALL_TEST_ENV"] == "sourced"
+    distill = json.loads((tmp / "record" / "distill.json").read_text())
+    assert distill == {"DATA": "self", "NL": "4", "STEPS": "12", "DRAFT_LAYERS": None,
+                       "GPU_HOST_ROOT": str(root), "SMALL_TEST_ENV": "sourced"}
+    assert json.loads((tmp / "small" / "distill-l4-self.json").read_text()) == {
+        "acceptance": 0.31}
+    chain = (tmp / "small" / "chain.log").read_text().splitlines()
+    assert [line.split()[:2] for line in chain] == [
+        ["build_models", "rc=0"], ["distill-l4-self", "rc=0"]]
+
+
+def test_a_failing_build_stops_the_chain_and_marks_done_with_its_status(host):
+    checkout, root, env, tmp = host
+    started = _start(checkout, {**env, "FAIL_BUILD_MODELS": "3"})
+    assert started.returncode == 0, started.stderr
+    assert _wait_done(tmp / "small" / "done") == "3"
+    assert not (tmp / "record" / "distill.json").exists()
+    assert not (tmp / "small" / "distill-l4-self.json").exists()
+    chain = (tmp / "small" / "chain.log").read_text().splitlines()
+    assert [line.split()[:2] for line in chain] == [["build_models", "rc=3"]]
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"SMALL_STEPS": "0"}, "SMALL_STEPS '0' is not a positive whole number"),
+    ({"GPU_HOST_ROOT": "/nonexistent"}, "stage the bundle first"),
+])
+def test_bad_settings_are_named_before_anything_runs(host, change, message):
+    checkout, root, env, tmp = host
+    started = _start(checkout, {**env, **change})
+    assert started.returncode != 0
+    assert message in started.stderr
+    assert not (tmp / "small").exists()
+
+
+def test_without_prompts_it_says_what_to_carry(host):
+    checkout, root, env, tmp = host
+    (checkout / ".gpu-bundles" / "prompts").rmdir()
+    started = _start(checkout, env)
+    assert started.returncode == 1
+    assert "carry it" in started.stderr
+
+
+def test_help_prints_the_header(host):
+    checkout, root, env, tmp = host
+    shown = _start(checkout, env, "--help")
+    assert shown.returncode == 0
+    assert "Usage: bash scripts/gpu-host/small-start.sh" in shown.stdout
+    assert _start(checkout, env, "--bogus").returncode == 2
