@@ -40,6 +40,11 @@ concurrency, one row of ``verdict.json`` (a JSON list):
   a fixed-K SD arm nor the DSL arm (e.g. ``sd4av``, SD with upstream's
   adaptive verification, or an arm with a batch-size schedule).
 
+With ``--label L`` the run's arms are ``<arm>+L`` (``abab.py``'s variants,
+e.g. every arm under one worker extension): those are read as ``<arm>``, and
+the other arms of the run are left out (``--dsl-arm`` names it without the
+label).
+
 A short table is printed too.
 """
 
@@ -89,6 +94,22 @@ def tuned_ks(tune: dict, dataset: str) -> dict[int, int]:
         else:
             out[int(key)] = int(value)
     return out
+
+
+def only_label(data: dict, label: str) -> dict:
+    """``data`` with its ``<arm>+label`` arms renamed ``<arm>`` and its other
+    arms left out, in every per-arm table of every point."""
+    suffix = f"+{label}"
+
+    def rename(table: dict) -> dict:
+        return {a[: -len(suffix)]: v for a, v in table.items() if a.endswith(suffix)}
+
+    arms = [a[: -len(suffix)] for a in data["arms"] if a.endswith(suffix)]
+    if not arms:
+        raise SystemExit(f"verdict: no arm ends in {suffix!r} ({', '.join(data['arms'])})")
+    points = [{**p, **{k: rename(p[k]) for k in ("tpot_ms", "spec") if k in p}}
+              for p in data["points"]]
+    return {**data, "arms": arms, "points": points}
 
 
 def rows_of(name: str | None, data: dict, dsl_arm: str,
@@ -196,6 +217,8 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--dsl-arm", required=True, help="the DSL arm, e.g. dsl6")
     ap.add_argument("--tune", type=Path,
                     help="per-concurrency SD K chosen on a tune split (see below)")
+    ap.add_argument("--label", help="read the arms <arm>+LABEL as <arm>, "
+                    "leaving the others out")
     ap.add_argument("--out", type=Path, default=Path("verdict.json"),
                     help=f"the rows (JSON list); ratio_dsl_vs_best_sd = {RATIO_NOTE}")
     args = ap.parse_args(argv)
@@ -204,6 +227,8 @@ def main(argv: list[str]) -> int:
     for spec in args.runs:
         name, _, path = spec.rpartition("=")
         data = read_json(Path(path))
+        if args.label:
+            data = only_label(data, args.label)
         if args.dsl_arm not in data["arms"]:
             sys.stderr.write(f"verdict: {path} has no arm {args.dsl_arm} "
                              f"({', '.join(data['arms'])}; failed: "

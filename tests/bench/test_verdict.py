@@ -192,3 +192,23 @@ def test_a_gzipped_run_reads_as_the_plain_one(tmp_path):
     rows_plain, _ = run(tmp_path, plain)
     rows_packed, _ = run(tmp_path, packed)
     assert rows_packed == rows_plain and len(rows_packed) == 2
+
+
+def test_a_label_reads_the_labelled_arms_as_the_plain_ones(tmp_path):
+    plain, _ = run(tmp_path, abab_result(tmp_path))
+    labelled = {c: {**{f"{a}+t": v for a, v in t.items()},
+                    # An unlabelled arm of the same run is left out.
+                    "sd5": [1.0] * 4}
+                for c, t in TPOT.items()}
+    path = abab_result(tmp_path, "labelled.json", tpot=labelled)
+    data = json.loads(path.read_text())
+    data["arms"] = [f"{a}+t" for a in data["arms"]] + ["sd5"]
+    for point in data["points"]:
+        point["spec"] = {f"{a}+t": v for a, v in point["spec"].items()}
+    path.write_text(json.dumps(data))
+    rows, _ = run(tmp_path, "--label", "t", path)
+    assert rows == plain
+    res = subprocess.run([sys.executable, str(BENCH / "verdict.py"), "--dsl-arm", "dsl6",
+                          "--label", "x", "--out", str(tmp_path / "v.json"), str(path)],
+                         capture_output=True, text=True, timeout=120)
+    assert res.returncode != 0 and "no arm ends in '+x'" in res.stderr
