@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -60,20 +61,11 @@ def _run(checkout: Path, tmp_path: Path, *args: str, **env: str):
                           timeout=60)
 
 
-def _wait_for(path: Path, seconds: float = 20) -> bool:
-    end = time.time() + seconds
-    while time.time() < end:
-        if path.exists():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_go_comes_once_the_proxies_and_the_suite_have_ended(checkout, tmp_path):
     logs = tmp_path / "logs"
     r = _run(checkout, tmp_path, str(logs), SUITE_ROOT="/tmp/wip-root")
     assert r.returncode == 0, r.stderr
-    assert _wait_for(logs / "suite-out" / "seen")
+    assert wait_for(logs / "suite-out" / "seen")
     seen = (logs / "suite-out" / "seen").read_text()
     # The suite runs on the wip root, the engine groups only, beside the proxies.
     assert "root=/tmp/wip-root" in seen and "parallel=15" in seen
@@ -82,12 +74,12 @@ def test_go_comes_once_the_proxies_and_the_suite_have_ended(checkout, tmp_path):
     assert (tmp_path / "proxies" / "seen").read_text().strip() == f"root={tmp_path / 'gpuhost'}"
     release = tmp_path / "release"
     (release / "suite").write_text("3")
-    assert _wait_for(logs / "suite.rc")
+    assert wait_for(logs / "suite.rc")
     assert (logs / "suite.rc").read_text().strip() == "3"
     time.sleep(0.5)
     assert not (logs / "go").exists()  # the proxies are still building
     (release / "proxies").write_text("")
-    assert _wait_for(logs / "go")
+    assert wait_for(logs / "go")
     assert (logs / "gpu-apps-at-go.csv").exists()
 
 
@@ -95,13 +87,13 @@ def test_the_suite_arguments_can_be_set(checkout, tmp_path):
     logs = tmp_path / "logs"
     r = _run(checkout, tmp_path, str(logs), SUITE_ARGS="", SUITE_TIMEOUT_S="300")
     assert r.returncode == 0, r.stderr
-    assert _wait_for(logs / "suite-out" / "seen")
+    assert wait_for(logs / "suite-out" / "seen")
     seen = (logs / "suite-out" / "seen").read_text()
     assert "args=\n" in seen and "timeout=300" in seen
     assert f"root={tmp_path / 'gpuhost'}" in seen
     (tmp_path / "release" / "suite").write_text("0")
     (tmp_path / "release" / "proxies").write_text("")
-    assert _wait_for(logs / "go")
+    assert wait_for(logs / "go")
 
 
 def test_a_failed_proxies_start_starts_nothing(checkout, tmp_path):

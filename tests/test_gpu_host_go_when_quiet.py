@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "gpu-host" / "go-when-quiet.sh"
@@ -39,15 +40,6 @@ def _start(env, *args):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _wait_for(path: Path, seconds: float = 15) -> bool:
-    end = time.time() + seconds
-    while time.time() < end:
-        if path.exists():
-            return True
-        time.sleep(0.05)
-    return False
-
-
 def test_go_waits_for_every_after_file_then_for_a_quiet_gpu(env, tmp_path):
     go, a, b = tmp_path / "go", tmp_path / "suite.rc", tmp_path / "done"
     p = _start(env, go, "--after", a, "--after", b, "--max-wait", 60)
@@ -58,7 +50,7 @@ def test_go_waits_for_every_after_file_then_for_a_quiet_gpu(env, tmp_path):
     time.sleep(2.5)
     assert not go.exists()  # the GPU still has a process
     (tmp_path / "release" / "gpu-free").write_text("")
-    assert _wait_for(go)
+    assert wait_for(go)
     assert p.wait(timeout=10) == 0
     csv = (tmp_path / "gpu-apps-at-go.csv").read_text()
     assert csv.startswith("pid, process_name") and "4242" not in csv

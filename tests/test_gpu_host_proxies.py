@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "gpu-host" / "proxies-start.sh"
@@ -53,14 +54,6 @@ def _start(checkout, env, *args):
                           capture_output=True, text=True, timeout=30)
 
 
-def _wait_done(path: Path) -> str:
-    for _ in range(300):
-        if path.exists() and path.read_text().strip():
-            return path.read_text().strip()
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never written")
-
-
 def test_the_chain_waits_for_the_truncation_then_builds_both(host):
     checkout, root, env, tmp = host
     started = _start(checkout, {**env, "PROXY_STEPS": "12"})
@@ -70,7 +63,7 @@ def test_the_chain_waits_for_the_truncation_then_builds_both(host):
     # The suite has not built the 16-layer truncation yet: nothing ran.
     assert not (tmp / "record" / "distill.json").exists()
     (root / "models" / "smollm2-l16" / ".built").touch()
-    assert _wait_done(tmp / "proxies" / "done") == "0"
+    assert wait_for_text(tmp / "proxies" / "done") == "0"
     distill = json.loads((tmp / "record" / "distill.json").read_text())
     assert distill == {"DATA": "self", "NL": "16", "STEPS": "12", "DRAFT": None,
                        "PROXY_TEST_ENV": "sourced"}
@@ -86,7 +79,7 @@ def test_a_failed_distillation_stops_the_chain_with_its_status(host):
     checkout, root, env, tmp = host
     (root / "models" / "smollm2-l16" / ".built").touch()
     assert _start(checkout, {**env, "FAIL_DISTILL": "3"}).returncode == 0
-    assert _wait_done(tmp / "proxies" / "done") == "3"
+    assert wait_for_text(tmp / "proxies" / "done") == "3"
     assert not (tmp / "record" / "build_scaled.json").exists()
 
 
@@ -112,7 +105,7 @@ def test_carried_rows_are_copied_before_distillation(host):
     assert out.returncode == 0, out.stderr
     assert "self-rows-0123456789ab.pt" in out.stdout
     assert (root / "models" / "self-rows-0123456789ab.pt").read_bytes() == b"rows"
-    assert _wait_done(tmp / "proxies" / "done") == "0"
+    assert wait_for_text(tmp / "proxies" / "done") == "0"
 
 
 def test_no_carried_rows_copies_nothing(host):
@@ -122,7 +115,7 @@ def test_no_carried_rows_copies_nothing(host):
     assert out.returncode == 0, out.stderr
     assert "rows copied" not in out.stdout
     assert not list((root / "models").glob("self-rows-*"))
-    assert _wait_done(tmp / "proxies" / "done") == "0"
+    assert wait_for_text(tmp / "proxies" / "done") == "0"
 
 
 def test_foreground_builds_the_truncation_then_the_chain_and_exits_with_it(host):

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
+from waiting import wait_for_text
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT = ROOT / "scripts" / "gpu-host" / "small-start.sh"
@@ -56,14 +56,6 @@ def _start(checkout, env, *args):
                           capture_output=True, text=True, timeout=30)
 
 
-def _wait_done(path: Path) -> str:
-    for _ in range(300):
-        if path.exists() and path.read_text().strip():
-            return path.read_text().strip()
-        time.sleep(0.05)
-    raise AssertionError(f"{path} never written")
-
-
 def test_the_chain_builds_the_models_then_the_draft(host):
     checkout, root, env, tmp = host
     rows = checkout / ".gpu-bundles" / "rows"
@@ -73,7 +65,7 @@ def test_the_chain_builds_the_models_then_the_draft(host):
     assert started.returncode == 0, started.stderr
     assert "self-rows-abc.pt" in started.stdout and "wait for" in started.stdout
     assert (root / "models" / "self-rows-abc.pt").read_text() == "rows"
-    assert _wait_done(tmp / "small" / "done") == "0"
+    assert wait_for_text(tmp / "small" / "done") == "0"
     models = json.loads((tmp / "record" / "build_models.json").read_text())
     assert models["DRAFT_LAYERS"] == "4" and models["SMALL_TEST_ENV"] == "sourced"
     distill = json.loads((tmp / "record" / "distill.json").read_text())
@@ -90,7 +82,7 @@ def test_a_failing_build_stops_the_chain_and_marks_done_with_its_status(host):
     checkout, root, env, tmp = host
     started = _start(checkout, {**env, "FAIL_BUILD_MODELS": "3"})
     assert started.returncode == 0, started.stderr
-    assert _wait_done(tmp / "small" / "done") == "3"
+    assert wait_for_text(tmp / "small" / "done") == "3"
     assert not (tmp / "record" / "distill.json").exists()
     assert not (tmp / "small" / "distill-l4-self.json").exists()
     chain = (tmp / "small" / "chain.log").read_text().splitlines()
