@@ -50,8 +50,10 @@ calls the method on every worker once the engine is up, before any workload).
   ``execute_model``, ``sample_tokens``, the drafter's ``propose`` and the
   calls only a DSL engine makes (``begin``: the exit state's set-up,
   ``record`` and ``gather``: the drafted counts, ``clock``: the host clock),
-  and the wait for a step's output (``wait_output``: its CPU time is time
-  the wait spins, which the host clock counts as the host's work).
+  the wait for a step's output (``wait_output``: its CPU time is time the
+  wait spins, which the host clock counts as the host's work), and the
+  scheduler's ``schedule`` and ``update_from_output`` with DSL's hand-off to
+  the served width inside it (``served_width``).
   ``host_timer_on`` as the arm's ``rpc``, ``host_timer_read`` as its
   ``probe``: each round's answer is per step and starts afresh (session 38:
   a DSL step at one request took ~0.45 ms more host time than SD's at the
@@ -247,16 +249,25 @@ class HostTimer:
         ):
             if owner is not None and callable(getattr(owner, attr, None)):
                 times.wrap(owner, attr, name)
-        # The engine's wait for a step's output (on the stepping thread when
-        # the worker runs in the engine core): CPU time there is time the
-        # wait spends spinning, which the host clock would count as work.
-        # Class-wide, once per process.
+        # Class-wide, once per process, for the engine core this worker runs
+        # in (one GPU: the worker lives in the engine core's process and
+        # thread): the wait for a step's output (CPU time there is a wait
+        # that spins, which the host clock would count as work), and the
+        # scheduler's two calls a step with DSL's hand-off to the served
+        # width inside the second.
+        from vllm.v1.core.sched import scheduler
         from vllm.v1.worker.gpu import async_utils
 
-        output_cls = async_utils.AsyncOutput
-        if not getattr(output_cls.get_output, "_host_timed", False):
-            times.wrap(output_cls, "get_output", "wait_output")
-            output_cls.get_output._host_timed = True  # type: ignore[attr-defined]
+        for cls, attr, name in (
+            (async_utils.AsyncOutput, "get_output", "wait_output"),
+            (scheduler.Scheduler, "schedule", "schedule"),
+            (scheduler.Scheduler, "update_from_output", "update_from_output"),
+            (scheduler.Scheduler, "_observe_draft_width", "served_width"),
+        ):
+            method = getattr(cls, attr, None)
+            if callable(method) and not getattr(method, "_host_timed", False):
+                times.wrap(cls, attr, name)
+                getattr(cls, attr)._host_timed = True
         runner._host_timer = times
         return True
 

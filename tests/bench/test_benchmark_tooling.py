@@ -1514,13 +1514,40 @@ class _SleepingOutput:
         return "copied"
 
 
-def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(monkeypatch):
-    import ab_hooks
+class _Scheduler:
+    """Stands in for vLLM's Scheduler: a step's two calls, the second handing
+    the served width what it drafted."""
 
+    def schedule(self):
+        _busy(0.5)
+        return "scheduled"
+
+    def update_from_output(self, output):
+        self._observe_draft_width(output)
+        return [output]
+
+    def _observe_draft_width(self, output):
+        _busy(0.2)
+
+
+@pytest.fixture
+def engine_core_classes(monkeypatch):
+    """The classes HostTimer wraps process-wide, as stand-ins, unwrapped
+    again after the test."""
+    from vllm.v1.core.sched import scheduler
     from vllm.v1.worker.gpu import async_utils
 
     monkeypatch.setattr(async_utils, "AsyncOutput", _SleepingOutput)
-    monkeypatch.setattr(_SleepingOutput, "get_output", _SleepingOutput.get_output)
+    monkeypatch.setattr(scheduler, "Scheduler", _Scheduler)
+    for cls, attr in ((_SleepingOutput, "get_output"), (_Scheduler, "schedule"),
+                      (_Scheduler, "update_from_output"),
+                      (_Scheduler, "_observe_draft_width")):
+        monkeypatch.setattr(cls, attr, cls.__dict__[attr])
+
+
+def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(
+        engine_core_classes):
+    import ab_hooks
 
     class Worker(ab_hooks.HostTimer):
         def __init__(self, runner):
@@ -1540,6 +1567,9 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(monkeypatch)
     with pytest.raises(RuntimeError, match="step failed"):
         runner.execute_model(fail=True)
     assert _SleepingOutput().get_output() == "copied"
+    sched = _Scheduler()
+    assert sched.schedule() == "scheduled"
+    assert sched.update_from_output("out") == ["out"]
     got = worker.host_timer_read()
     assert got["steps"] == 6
     # From one step's start to the next: 3 ms computing, 2 ms asleep.
@@ -1547,7 +1577,13 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(monkeypatch)
     assert 2.5 < got["step_cpu_ms"] < got["step_wall_ms"] - 1.5
     assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "execute_model",
                         "sample_tokens", "propose", "begin", "record", "gather",
-                        "clock", "wait_output"}
+                        "clock", "wait_output", "schedule", "update_from_output",
+                        "served_width"}
+    # The hand-off is timed inside the call that makes it.
+    assert got["served_width"]["calls"] == got["update_from_output"]["calls"] == 1 / 6
+    assert (got["update_from_output"]["cpu_us"] > got["served_width"]["cpu_us"]
+            > 150 / 6)
+    assert got["schedule"]["cpu_us"] > 400 / 6
     # A wait that sleeps uses no CPU time.
     assert got["wait_output"]["wall_us"] > 900 / 6
     assert got["wait_output"]["cpu_us"] < got["wait_output"]["wall_us"] / 4
@@ -1563,13 +1599,8 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(monkeypatch)
     assert again["gather"] == {"calls": None, "wall_us": None, "cpu_us": None}
 
 
-def test_host_timer_times_only_the_calls_an_sd_runner_has(monkeypatch):
+def test_host_timer_times_only_the_calls_an_sd_runner_has(engine_core_classes):
     import ab_hooks
-
-    from vllm.v1.worker.gpu import async_utils
-
-    monkeypatch.setattr(async_utils, "AsyncOutput", _SleepingOutput)
-    monkeypatch.setattr(_SleepingOutput, "get_output", _SleepingOutput.get_output)
 
     class Worker(ab_hooks.HostTimer):
         def __init__(self, runner):
@@ -1583,7 +1614,8 @@ def test_host_timer_times_only_the_calls_an_sd_runner_has(monkeypatch):
     runner.execute_model()
     got = worker.host_timer_read()
     assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "execute_model",
-                        "sample_tokens", "wait_output"}
+                        "sample_tokens", "wait_output", "schedule",
+                        "update_from_output", "served_width"}
     assert got["steps"] == 2 and got["step_cpu_ms"] > 2.5
 
 
@@ -1594,3 +1626,25 @@ def test_probe_text_writes_an_object_answer_per_round():
     assert abab.probe_text([[{"steps": 3, "gather": {"wall_us": 41.0}}],
                             [{"steps": 0}]]) == (
         "{steps: 3, gather: {wall_us: 41.000}} | {steps: 0}")
+
+
+def test_host_timer_names_what_the_series_vllm_has():
+    """What HostTimer wraps by name exists in the series' vLLM, so a renamed
+    call fails here instead of dropping out of the timings unseen."""
+    from vllm.v1.core.sched.scheduler import Scheduler
+    from vllm.v1.worker.gpu.async_utils import AsyncOutput
+    from vllm.v1.worker.gpu.model_runner import GPUModelRunner
+    from vllm.v1.worker.gpu.spec_decode.drafted_token_counts import DraftedTokenCounts
+    from vllm.v1.worker.gpu.spec_decode.host_step_clock import HostStepClock
+    from vllm.v1.worker.gpu.spec_decode.speculator import DraftModelSpeculator
+
+    for cls, attr in ((AsyncOutput, "get_output"), (Scheduler, "schedule"),
+                      (Scheduler, "update_from_output"),
+                      (Scheduler, "_observe_draft_width"),
+                      (GPUModelRunner, "execute_model"),
+                      (GPUModelRunner, "sample_tokens"),
+                      (DraftModelSpeculator, "propose"),
+                      (DraftModelSpeculator, "_begin_confidence_exit"),
+                      (DraftedTokenCounts, "record"), (DraftedTokenCounts, "gather"),
+                      (HostStepClock, "step_started")):
+        assert callable(getattr(cls, attr, None)), f"{cls.__name__}.{attr}"
