@@ -50,6 +50,15 @@ idle engines on the GPU change the arms' TPOT and step times (session 19:
 SD K=3 at 64 requests served 5.8 ms with one other SD engine alive, 6.5-7.7
 ms with a DSL engine or three others alive, on another host).
 
+Pinned engines: ``--pin-engines 2-3`` pins every thread of every engine
+process to those CPUs once the engines are up (and again after each group
+of bystanders), this client left unpinned; the arms run one at a time, so
+each then runs on the same cores. On a host-bound pair an engine's step time
+moved 10-20% from one round to the next, arm by arm, while its median over
+the rounds held (session 38): whether the cores an engine lands on are that
+noise is what a pinned run asks. The output's ``"pinned"`` says what was
+pinned.
+
 Two variants of one configuration: ``<arm>+<label>`` arms with
 ``--arm-options '{"<label>": {"engine": {...}, "rpc": "<method>", "env":
 {...}, "probe": "<method>"}}'`` (``env``: e.g. ``{"VLLM_USE_V2_MODEL_RUNNER":
@@ -466,6 +475,53 @@ def start_engines(arms: list[dict], start, dsl_alone: bool) -> list:
     return engines
 
 
+def parse_cpus(text: str) -> set[int]:
+    """``--pin-engines``: a CPU list (``2-3``, ``2,5-6``), every CPU one this
+    process may run on."""
+    cpus: set[int] = set()
+    try:
+        for part in text.split(","):
+            lo, _, hi = part.partition("-")
+            cpus.update(range(int(lo), int(hi or lo) + 1))
+    except ValueError:
+        raise SystemExit(f"--pin-engines: {text!r} is not a CPU list (e.g. 2-3 or "
+                         "2,5-6)") from None
+    allowed = os.sched_getaffinity(0)
+    if not cpus or not cpus <= allowed:
+        raise SystemExit(f"--pin-engines: {text!r} names CPUs this process may not "
+                         f"use (it may use {sorted(allowed)})")
+    return cpus
+
+
+def pin_children(cpus: set[int]) -> dict:
+    """Pin every thread of every process below this one (the engine cores
+    and whatever they started) to ``cpus``; threads they start later inherit
+    it. This process (the client) stays where it was. Returns what was
+    pinned, for the output."""
+    import psutil
+
+    processes = threads = refused = 0
+    for child in psutil.Process().children(recursive=True):
+        try:
+            tids = os.listdir(f"/proc/{child.pid}/task")
+        except FileNotFoundError:  # it ended meanwhile
+            continue
+        processes += 1
+        for tid in tids:
+            try:
+                os.sched_setaffinity(int(tid), cpus)
+                threads += 1
+            except ProcessLookupError:  # the thread ended meanwhile
+                pass
+            except OSError:  # e.g. a cpuset that forbids it: counted, not fatal
+                refused += 1
+    pinned = {"cpus": sorted(cpus), "processes": processes, "threads": threads,
+              "refused": refused}
+    print(f"[abab] pinned {threads} threads of {processes} engine processes to CPUs "
+          f"{sorted(cpus)} ({refused} refused)", flush=True)
+    return pinned
+
+
 WARM_LENGTHS = (4, 32)
 
 
@@ -585,6 +641,11 @@ def main(argv: list[str]) -> int:
                     help='per arm label (<arm>+<label>), JSON: {"<label>": '
                          '{"engine": {EngineArgs overrides}, "rpc": "<worker '
                          'method called once the engine is up>"}}')
+    ap.add_argument("--pin-engines", type=parse_cpus, metavar="CPULIST",
+                    help="pin every engine process's threads to these CPUs once "
+                         "the engines are up (e.g. 2-3: the arms run one at a "
+                         "time, so each then runs on the same cores), leaving "
+                         "this client unpinned; recorded as \"pinned\"")
     ap.add_argument("--bystanders", default="",
                     help="groups of arms ('/'-separated, e.g. sd4/dsl4) started "
                          "one group after another once every point was measured, "
@@ -673,6 +734,7 @@ def main(argv: list[str]) -> int:
                          f"{failed.get(arms[0]['name'])}")
     arms = [arms[i] for i in kept]
     engines = [engines[i] for i in kept]
+    pinned = pin_children(args.pin_engines) if args.pin_engines else None
 
     out: dict = {"arms": [a["name"] for a in arms], "dataset": args.dataset,
                  "selection": selection, "engine": json.loads(args.engine),
@@ -684,7 +746,8 @@ def main(argv: list[str]) -> int:
                  "waves": args.waves,
                  "waves_at": {str(c): n for c, n in args.waves_at.items()},
                  "repeats_at": {str(c): n for c, n in args.repeats_at.items()},
-                 "init_s": init_s, "failed": failed, "points": [],
+                 "init_s": init_s, "failed": failed, "pinned": pinned,
+                 "points": [],
                  "bystanders": [[]]}
     lines: list[str] = []
     printed = 0
@@ -820,6 +883,8 @@ def main(argv: list[str]) -> int:
     kept_bystanders: list = []  # their engines stay up while measured beside
     for group in bystander_groups:
         started = start_engines(group, start, args.dsl_starts_alone)
+        if args.pin_engines:
+            out["pinned"] = pin_children(args.pin_engines)
         kept_bystanders.extend(e for e in started if e is not None)
         up = [a["name"] for a, e in zip(group, started) if e is not None]
         down = [a["name"] for a, e in zip(group, started) if e is None]

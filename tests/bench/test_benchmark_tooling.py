@@ -1648,3 +1648,74 @@ def test_host_timer_names_what_the_series_vllm_has():
                       (DraftedTokenCounts, "record"), (DraftedTokenCounts, "gather"),
                       (HostStepClock, "step_started")):
         assert callable(getattr(cls, attr, None)), f"{cls.__name__}.{attr}"
+
+
+_CHILD = """
+import sys, threading, time
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+sys.stdout.write("up\\n"); sys.stdout.flush()
+sys.stdin.readline()  # then start one more thread, after the pinning
+threading.Thread(target=time.sleep, args=(60,), daemon=True).start()
+sys.stdout.write("more\\n"); sys.stdout.flush()
+time.sleep(60)
+"""
+
+
+def test_pin_engines_pins_every_thread_of_the_children_and_not_the_client():
+    import abab
+
+    allowed = os.sched_getaffinity(0)
+    # Two CPUs at least (CI has two): one to pin to, one that shows it moved.
+    assert len(allowed) >= 2, "this test needs a machine with two CPUs"
+    cpu = min(allowed)
+    child = subprocess.Popen([sys.executable, "-c", _CHILD], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout.readline() == "up\n"
+        tids = [int(t) for t in os.listdir(f"/proc/{child.pid}/task")]
+        assert len(tids) >= 2
+        assert all(os.sched_getaffinity(t) == allowed for t in tids)
+        got = abab.pin_children({cpu})
+        assert got["cpus"] == [cpu] and got["processes"] >= 1 and got["refused"] == 0
+        assert got["threads"] >= len(tids)
+        assert all(os.sched_getaffinity(t) == {cpu} for t in tids)
+        # A thread started later inherits it; the client is not pinned.
+        child.stdin.write("go\n")
+        child.stdin.flush()
+        assert child.stdout.readline() == "more\n"
+        later = [int(t) for t in os.listdir(f"/proc/{child.pid}/task")]
+        assert len(later) > len(tids)
+        assert all(os.sched_getaffinity(t) == {cpu} for t in later)
+        assert os.sched_getaffinity(0) == allowed
+    finally:
+        child.kill()
+        child.wait()
+
+
+def test_pin_engines_names_a_bad_cpu_list():
+    import abab
+
+    allowed = os.sched_getaffinity(0)
+    lo, top = min(allowed), max(allowed)
+    assert abab.parse_cpus(f"{top}") == {top}
+    assert abab.parse_cpus(f"{lo},{top}") == {lo, top}
+    assert abab.parse_cpus(f"{lo}-{lo}") == {lo}
+    for bad, says in (("2-x", "is not a CPU list"), ("", "is not a CPU list"),
+                      (f"{top + 1}", "names CPUs this process may not use")):
+        with pytest.raises(SystemExit, match="--pin-engines: .*" + says):
+            abab.parse_cpus(bad)
+
+
+def test_abab_pins_the_engines_once_up_and_records_it(tmp_path, monkeypatch):
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    _FakeEngines().install(monkeypatch, abab)
+    calls = []
+    monkeypatch.setattr(abab, "pin_children",
+                        lambda cpus: calls.append(cpus) or {"cpus": sorted(cpus)})
+    cpu = min(os.sched_getaffinity(0))
+    assert abab.main(args + ["--pin-engines", str(cpu)]) == 0
+    assert calls == [{cpu}]
+    assert json.loads(out.read_text())["pinned"] == {"cpus": [cpu]}
+    calls.clear()
+    assert abab.main(args) == 0
+    assert calls == [] and json.loads(out.read_text())["pinned"] is None

@@ -9,6 +9,10 @@
 # step to the next (H for every arm, not just DSL), the worker's calls that
 # only DSL makes (begin, record, gather, clock), the drafter's propose, and
 # the engine's wait for each step's output (CPU there = a spinning wait).
+# The engines are pinned to CPUs 2-3 once up (abab.py --pin-engines): in
+# session 38 each arm's step time moved 10-20% between rounds while its
+# median held; a pinned run says whether that noise is where the engine lands
+# (its round-to-round spread against session 38's 10-18%).
 # Before: b1-b8 staged one call each and the rows (docs/gpu-host.md). Carry
 # .gpu-bundles/b9 and .gpu-bundles/prompts. Code: the bundle's vllm (check
 # its MANIFEST's git_head is the series'). Returns in ~40 s; then, each
@@ -35,7 +39,7 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/small/done AB_WAIT_S=600 \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
   --repeats-at 1:2,8:6 --engine "$E" --out abab.json \
   --arms 'sd2+t,sd4+t,target+t,dsl4+t' --arm-options "$O" \
-  --rounds 6 --warm-rounds 1 --dsl-starts-alone \
+  --rounds 6 --warm-rounds 1 --dsl-starts-alone --pin-engines 2-3 \
   > "$R/ab-start.log" 2>&1 || cat "$R/ab-start.log"
 sleep 15
 tar czf "$OUT/a.tgz" -C /tmp s39
