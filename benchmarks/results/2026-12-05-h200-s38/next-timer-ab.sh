@@ -13,7 +13,9 @@
 # session 38 each arm's step time moved 10-20% between rounds while its
 # median held; a pinned run says whether that noise is where the engine lands
 # (its round-to-round spread against session 38's 10-18%).
-# Before: b1-b8 staged one call each and the rows (docs/gpu-host.md). Carry
+# Before: pack (scripts/pack-offline.sh --all --cap 24MB: session 38's bundle
+# a3ff290 predates 0018's reworded message), then b1-b8 staged one call each
+# and the rows (docs/gpu-host.md). Carry
 # .gpu-bundles/b9 and .gpu-bundles/prompts. Code: the bundle's vllm (check
 # its MANIFEST's git_head is the series'). Returns in ~40 s; then, each
 # issued the moment the one before answers: `bash
