@@ -3,6 +3,7 @@ on CPU with a fake cell driver (``fake_cell.py``) in place of the engine."""
 
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -1719,3 +1720,40 @@ def test_abab_pins_the_engines_once_up_and_records_it(tmp_path, monkeypatch):
     calls.clear()
     assert abab.main(args) == 0
     assert calls == [] and json.loads(out.read_text())["pinned"] is None
+
+
+def test_host_timer_table_reads_the_timers_answers_per_arm(
+        tmp_path, engine_core_classes):
+    """The reader of HostTimer's probe answers, on answers the real HostTimer
+    gave: the median over rounds of each field, per arm and point."""
+    import ab_hooks
+    import host_timer_table
+
+    class Worker(ab_hooks.HostTimer):
+        def __init__(self, runner):
+            self.model_runner = runner
+
+    runner = _TimedRunner(dsl=True)
+    worker = Worker(runner)
+    assert worker.host_timer_on()
+    rounds = []
+    for _ in range(3):
+        for _ in range(3):
+            runner.execute_model()
+            runner.sample_tokens()
+        rounds.append([worker.host_timer_read()])
+    run = {"points": [{"concurrency": 1, "probes": {"dsl4+t": rounds}},
+                      {"concurrency": 8, "probes": {}}]}
+    path = tmp_path / "abab.json"
+    path.write_text(json.dumps(run))
+    med = host_timer_table.arm_medians(rounds)
+    assert med["step_cpu_ms"] == statistics.median(r[0]["step_cpu_ms"] for r in rounds)
+    assert med["gather"]["wall_us"] == statistics.median(
+        r[0]["gather"]["wall_us"] for r in rounds)
+    # A call wrapped but never made takes no time.
+    assert med["begin"] == {"wall_us": 0.0, "cpu_us": 0.0}
+    text = host_timer_table.table(json.loads(path.read_text()))
+    assert text.startswith("c=1\n  dsl4+t") and "c=8" not in text
+    assert "execute_model " in text and "wait_output" in text
+    assert host_timer_table.table({"points": []}) == (
+        "no HostTimer probe answers in this run")

@@ -26,8 +26,8 @@
 #   read: python3 benchmarks/verdict.py --label t --dsl-arm dsl4 --out
 #         verdict.json small=abab.json.gz (the TPOT rows, as session 38's);
 #         python3 benchmarks/results/2026-12-05-h200-s38/steps.py abab.json.gz
-#         and the "probe per round" lines of abab.log (per step: steps,
-#         step_wall_ms, step_cpu_ms, then per call calls / wall_us / cpu_us).
+#         and python3 benchmarks/host_timer_table.py abab.json.gz (the
+#         timer's answers, medians over rounds, per arm and c).
 set -uo pipefail
 R=/tmp/s39; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9) || exit 1
