@@ -50,8 +50,10 @@ calls the method on every worker once the engine is up, before any workload).
   ``execute_model``, ``sample_tokens``, the drafter's ``propose`` and the
   calls only a DSL engine makes (``begin``: the exit state's set-up,
   ``record`` and ``gather``: the drafted counts, ``clock``: the host clock),
-  the wait for a step's output (``wait_output``: its CPU time is time the
-  wait spins, which the host clock counts as the host's work), and the
+  the wait for a step's output (``wait_output``: the wait for its copy,
+  then its conversion to lists, tens of µs when nothing is waited for; a
+  long wait whose CPU time is close to its wall time spins, which the host
+  clock counts as the host's work), and the
   scheduler's ``schedule`` and ``update_from_output`` with DSL's hand-off to
   the served width inside it (``served_width``).
   ``host_timer_on`` as the arm's ``rpc``, ``host_timer_read`` as its

@@ -8,7 +8,9 @@ Columns: the step's wall and the stepping thread's CPU time from one step's
 start to the next (ms; their difference is time the thread did not run: a
 sleeping wait, or a host short of CPU), then per timed call its wall / CPU
 time a step (µs; a call a step makes less than once a step counts
-proportionally). ``wait_output`` with CPU close to wall is a wait that spins.
+proportionally). ``wait_output`` is the wait for a step's output copy and
+its conversion to lists (tens of µs when nothing is waited for): a long one
+whose CPU time is close to its wall time is a wait that spins.
 """
 
 from __future__ import annotations
