@@ -60,7 +60,8 @@ noise is what a pinned run asks. The output's ``"pinned"`` says what was
 pinned.
 
 Two variants of one configuration: ``<arm>+<label>`` arms with
-``--arm-options '{"<label>": {"engine": {...}, "rpc": "<method>", "env":
+``--arm-options '{"<label>": {"engine": {...}, "rpc": "<method>" (or a
+list of methods, called in order), "env":
 {...}, "probe": "<method>"}}'`` (``env``: e.g. ``{"VLLM_USE_V2_MODEL_RUNNER":
 "0"}``, the V1 runner; such an arm starts alone, in that environment;
 ``probe``: a worker method that changes nothing, called after each measured
@@ -433,9 +434,13 @@ def parse_arm_options(text: str, arms: list[dict]) -> dict[str, dict]:
                              "of strings")
         if not isinstance(opts.get("engine", {}), dict):
             raise SystemExit(f"--arm-options: {label!r}.engine must be an object")
-        for key in ("rpc", "probe"):
-            if not isinstance(opts.get(key, ""), str):
-                raise SystemExit(f"--arm-options: {label!r}.{key} must be a method name")
+        if not isinstance(opts.get("probe", ""), str):
+            raise SystemExit(f"--arm-options: {label!r}.probe must be a method name")
+        rpc = opts.get("rpc", "")
+        if not (isinstance(rpc, str) or (
+                isinstance(rpc, list) and rpc and all(isinstance(m, str) for m in rpc))):
+            raise SystemExit(f"--arm-options: {label!r}.rpc must be a method name or "
+                             "a list of them (called in order)")
     return options
 
 
@@ -709,8 +714,9 @@ def main(argv: list[str]) -> int:
                         {**json.loads(args.engine), **opts.get("engine", {})})
         engine = LLMEngine.from_engine_args(
             engine_args(cell), stat_loggers=[stat_logger_factory(spec[arm["name"]])])
-        if opts.get("rpc"):
-            call_rpc(engine, opts["rpc"])
+        rpc = opts.get("rpc") or []
+        for method in [rpc] if isinstance(rpc, str) else rpc:
+            call_rpc(engine, method)
         # Two waves of short requests of different lengths per point: batches
         # that mix arriving prefills with decodes at every size the point
         # reaches (the draft model's prefill-input kernel compiles again for a

@@ -718,11 +718,24 @@ def test_a_labelled_bystander_gets_its_options_and_worker_call(tmp_path, monkeyp
     assert data["bystanders"] == [[], ["dsl6+hostloop"], ["dsl6+hostloop", "dsl6"]]
 
 
+def test_an_arms_rpc_list_is_called_in_order(tmp_path, monkeypatch):
+    """``"rpc": [m1, m2]``: each worker call in turn, once the engine is up."""
+    abab, out, args = _abab(tmp_path, "sd4,dsl6+two", conc="1")
+    _FakeEngines().install(monkeypatch, abab)
+    cells, calls = _record_starts(monkeypatch, abab)
+    options = {"two": {"rpc": ["dsl_served_keeps_width", "host_timer_on"]}}
+    assert abab.main(args + ["--arm-options", json.dumps(options)]) == 0
+    assert calls == [("dsl6", "dsl_served_keeps_width"), ("dsl6", "host_timer_on")]
+
+
 @pytest.mark.parametrize("options,match", [
     ("{}", "no entry for label 'x'"),
     ('{"x": {}, "y": {}}', "label 'y' is not used"),
     ('{"x": {"rpcs": "m"}}', "takes only 'engine'"),
     ('{"x": {"probe": 3}}', "x'.probe must be a method name"),
+    ('{"x": {"rpc": 3}}', "x'.rpc must be a method name or a list"),
+    ('{"x": {"rpc": []}}', "x'.rpc must be a method name or a list"),
+    ('{"x": {"rpc": ["a", 1]}}', "x'.rpc must be a method name or a list"),
     ('{"x": {"engine": []}}', "x'.engine must be an object"),
     ('{"x": {"env": {"VLLM_USE_V2_MODEL_RUNNER": 0}}}', "x'.env must be an object of strings"),
     ('{"x": {"env": ["A=1"]}}', "x'.env must be an object of strings"),
@@ -1757,3 +1770,64 @@ def test_host_timer_table_reads_the_timers_answers_per_arm(
     assert "execute_model " in text and "wait_output" in text
     assert host_timer_table.table({"points": []}) == (
         "no HostTimer probe answers in this run")
+
+
+def _serve_width(controller, clock, num_steps, cost_per_token, tokens, seed=0,
+                 num_reqs=8):
+    """Steps under async scheduling, as vLLM's served width tests serve them:
+    the next step is placed before the previous one's output arrives; a step
+    at width w takes ``cost_per_token[w] * tokens(w)`` ms (2% log-normal
+    noise) and gives each request ``tokens(w)``. The width of every step."""
+    import random
+
+    rng = random.Random(seed)
+    placed = [controller.width(num_reqs)]
+    for step in range(num_steps):
+        placed.append(controller.width(num_reqs))
+        width = placed[step]
+        clock[0] += cost_per_token[width] * tokens(width) * rng.lognormvariate(0.0, 0.02)
+        controller.observe_step(num_reqs, True, tokens(width))
+    return placed[:num_steps]
+
+
+@pytest.mark.parametrize("keep", [False, True])
+def test_served_keeps_width_keeps_the_width_it_forgets_the_evidence_of(
+        keep, monkeypatch):
+    """vLLM's real served width rule at one batch size (cap 4, width 2 the
+    cheapest a token): it walks down to 2; then what a request gets a step
+    grows by 60% (other requests), so it forgets its evidence. The series
+    starts again from the cap; with ``ServedKeepsWidth`` it stays at 2."""
+    import ab_hooks
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    monkeypatch.setattr(served_width.ServedWidthController, "_forget",
+                        served_width.ServedWidthController._forget)
+    if keep:
+        class Worker(ab_hooks.ServedKeepsWidth):
+            pass
+
+        assert Worker().dsl_served_keeps_width() is True
+        assert Worker().dsl_served_keeps_width() is False  # not twice
+        assert issubclass(ab_hooks.ServedKeepsWidthTimer, ab_hooks.HostTimer)
+    forgot = []
+    inner = served_width.ServedWidthController._forget
+    monkeypatch.setattr(served_width.ServedWidthController, "_forget",
+                        lambda self, size, shift: (forgot.append(size.width),
+                                                   inner(self, size, shift)))
+    clock = [0.0]
+    controller = served_width.ServedWidthController([8], 8, 4, clock=lambda: clock[0])
+    costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
+    _serve_width(controller, clock, 6000, costs, lambda w: 1.0 + 0.3 * w)
+    assert controller.widths()[8] == 2 and forgot == []
+    # The requests change: 60% more tokens a step at every width.
+    placed = _serve_width(controller, clock, 400, costs, lambda w: 1.6 * (1.0 + 0.3 * w),
+                          seed=1)
+    assert forgot and forgot[0] == 2
+    if keep:
+        # Width 2 kept, its neighbours 1 and 3 explored again; never the cap.
+        assert controller.widths()[8] == 2
+        assert 4 not in placed and {1, 3} <= set(placed)
+    else:
+        # Unsettled, it runs at the cap until paired units walk it back down.
+        assert 4 in placed[:120]

@@ -9,6 +9,11 @@
 # step to the next (H for every arm, not just DSL), the worker's calls that
 # only DSL makes (begin, record, gather, clock), the drafter's propose, and
 # the engine's wait for each step's output (CPU there = a spinning wait).
+# A fifth arm, dsl4+keep (ab_hooks.ServedKeepsWidthTimer), is DSL with the
+# served width keeping a batch size's width when it forgets its evidence: in
+# session 38 the bin of 8 forgot 17 times and went back to the cap each time,
+# where SD K=2 was 5.6% cheaper a token. Its ratio to dsl4+t at c = 8 (steps.py
+# and abab's per-round ratios; both against sd2+t) asks whether that pays.
 # The engines are pinned to CPUs 2-3 once up (abab.py --pin-engines): in
 # session 38 each arm's step time moved 10-20% between rounds while its
 # median held; a pinned run says whether that noise is where the engine lands
@@ -21,8 +26,8 @@
 # issued the moment the one before answers: `bash
 # scripts/gpu-host/ab-collect.sh s39h --wait 560` until it says it ended.
 # Timeline (session 38's measured one): models and draft ~3 min, start-ups
-# ~2 min (three together, the DSL arm alone), then 1 warm + 6 rounds of four
-# arms at c = 1 and 8, ~8 min.
+# ~3 min (three together, each DSL arm alone), then 1 warm + 6 rounds of five
+# arms at c = 1 and 8, ~6 min (session 38: six arms in ~7 min).
 #   read: python3 benchmarks/verdict.py --label t --dsl-arm dsl4 --out
 #         verdict.json small=abab.json.gz (the TPOT rows, as session 38's);
 #         python3 benchmarks/results/2026-12-05-h200-s38/steps.py abab.json.gz
@@ -34,13 +39,15 @@ root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-
 source "$root/env.sh"
 GPU_HOST_ROOT=$root SMALL_DIR=$R/small bash scripts/gpu-host/small-start.sh || exit 1
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
-O='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
+O='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"},
+    "keep": {"engine": {"worker_extension_cls": "ab_hooks.ServedKeepsWidthTimer"},
+             "rpc": ["dsl_served_keeps_width", "host_timer_on"], "probe": "host_timer_read"}}'
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/small/done AB_WAIT_S=600 \
   bash scripts/gpu-host/ab-start.sh s39h -- --models "$root/models" \
   --target smollm2-135m --draft smollm2-l4-self --concurrency 1,8 \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
   --repeats-at 1:2,8:6 --engine "$E" --out abab.json \
-  --arms 'sd2+t,sd4+t,target+t,dsl4+t' --arm-options "$O" \
+  --arms 'sd2+t,sd4+t,target+t,dsl4+t,dsl4+keep' --arm-options "$O" \
   --rounds 6 --warm-rounds 1 --dsl-starts-alone --pin-engines 2-3 \
   > "$R/ab-start.log" 2>&1 || cat "$R/ab-start.log"
 sleep 15
