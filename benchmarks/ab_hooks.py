@@ -47,8 +47,9 @@ calls the method on every worker once the engine is up, before any workload).
   a batch size's evidence when what its requests get a step shifts by more
   than ~22% from what the width was chosen for, and starts again from the
   nearest settled batch size's width (else the cap). On the small pair at 8
-  requests that happened 17 times in one run (waves of requests at different
-  points of their lives) and sent the batch size back to the cap each time,
+  requests the batch size of 8 forgot 16 and 14 times in two runs (waves of
+  requests at different points of their lives), started again at the cap
+  each time and ran there nearly throughout (one move to 3 in one run),
   where SD K = 2 was 5.6% cheaper a token (session 38). This makes it forget
   the evidence but keep its width, exploring both neighbours again as after
   a move (the engine core's rule, class-wide: one

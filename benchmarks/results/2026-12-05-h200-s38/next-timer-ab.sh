@@ -11,8 +11,9 @@
 # the engine's wait for each step's output (CPU there = a spinning wait).
 # A fifth arm, dsl4+keep (ab_hooks.ServedKeepsWidthTimer), is DSL with the
 # served width keeping a batch size's width when it forgets its evidence: in
-# session 38 the bin of 8 forgot 17 times and went back to the cap each time,
-# where SD K=2 was 5.6% cheaper a token. Its ratio to dsl4+t at c = 8 (steps.py
+# session 38 the bin of 8 forgot 16 and 14 times in the two runs, started
+# again at the cap each time and ran there nearly throughout, where SD K=2 was
+# 5.6% cheaper a token. Its ratio to dsl4+t at c = 8 (steps.py
 # and abab's per-round ratios; both against sd2+t) asks whether that pays.
 # The engines are pinned to CPUs 2-3 once up (abab.py --pin-engines): in
 # session 38 each arm's step time moved 10-20% between rounds while its
