@@ -15,7 +15,7 @@
 # again at the cap each time and ran there nearly throughout, where SD K=2 was
 # 5.6% cheaper a token. Its ratio to dsl4+t at c = 8 (steps.py
 # and abab's per-round ratios; both against sd2+t) asks whether that pays.
-# The engines are pinned to CPUs 2-3 once up (abab.py --pin-engines): in
+# The engines are pinned to two CPUs once up (abab.py --pin-engines): in
 # session 38 each arm's step time moved 10-20% between rounds while its
 # median held; a pinned run says whether that noise is where the engine lands
 # (its round-to-round spread against session 38's 10-18%).
@@ -39,6 +39,8 @@ R=/tmp/s39; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9) || exit 1
 source "$root/env.sh"
 GPU_HOST_ROOT=$root SMALL_DIR=$R/small bash scripts/gpu-host/small-start.sh || exit 1
+# The two highest CPUs this process may use (2-3 may not be in a container's set).
+CPUS=$(python3 -c 'import os; a = sorted(os.sched_getaffinity(0)); print(f"{a[-2]},{a[-1]}")')
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
 O='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"},
     "keep": {"engine": {"worker_extension_cls": "ab_hooks.ServedKeepsWidthTimer"},
@@ -49,7 +51,7 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/small/done AB_WAIT_S=600 \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
   --repeats-at 1:2,8:6 --engine "$E" --out abab.json \
   --arms 'sd2+t,sd4+t,target+t,dsl4+t,dsl4+keep' --arm-options "$O" \
-  --rounds 6 --warm-rounds 1 --dsl-starts-alone --pin-engines 2-3 \
+  --rounds 6 --warm-rounds 1 --dsl-starts-alone --pin-engines "$CPUS" \
   > "$R/ab-start.log" 2>&1 || cat "$R/ab-start.log"
 sleep 15
 tar czf "$OUT/a.tgz" -C /tmp s39
