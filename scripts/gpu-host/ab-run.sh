@@ -45,8 +45,7 @@ end=${AB_END:-$(( $(date +%s) + budget ))}
 [[ "$end" =~ ^[0-9]+$ ]] || {
   echo "ab-run.sh: AB_END '$end' is not a time in seconds since the epoch" >&2; exit 2; }
 root=${GPU_HOST_ROOT:-/tmp/gpuhost}
-[[ -f "$root/env.sh" ]] || {
-  echo "ab-run.sh: no $root/env.sh: stage the bundle first (docs/gpu-host.md)" >&2; exit 1; }
+require_staged_root ab-run.sh "$root"
 # shellcheck disable=SC1091
 source "$root/env.sh"
 run=$(mktemp -d "${TMPDIR:-/tmp}/ab-run-$name.XXXXXX")

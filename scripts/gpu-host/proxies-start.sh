@@ -52,17 +52,10 @@ steps=${PROXY_STEPS:-900}
   echo "proxies-start.sh: PROXY_WAIT_S '$wait_s' is not a number of seconds" >&2; exit 2; }
 [[ "$steps" =~ ^[1-9][0-9]*$ ]] || {
   echo "proxies-start.sh: PROXY_STEPS '$steps' is not a positive whole number" >&2; exit 2; }
-[[ -f "$root/env.sh" ]] || {
-  echo "proxies-start.sh: no $root/env.sh: stage the bundle first (docs/gpu-host.md)" >&2; exit 1; }
-[[ -d .gpu-bundles/prompts ]] || {
-  echo "proxies-start.sh: no .gpu-bundles/prompts: carry it (carry=[\".gpu-bundles/prompts\"])" >&2; exit 1; }
+require_staged_root proxies-start.sh "$root"
+require_carried_prompts proxies-start.sh
 rm -rf "$dir" && mkdir -p "$dir"
-shopt -s nullglob
-rows=(.gpu-bundles/rows/self-rows-*.pt)
-if (( ${#rows[@]} )); then
-  mkdir -p "$root/models" && cp "${rows[@]}" "$root/models/"
-  echo "proxies-start.sh: carried distillation rows copied: ${rows[*]##*/}"
-fi
+copy_carried_rows proxies-start.sh "$root"
 export P_DIR=$dir P_ROOT=$root P_WAIT_S=$wait_s P_STEPS=$steps P_FOREGROUND=$foreground
 chain='
   source "$P_ROOT/env.sh"

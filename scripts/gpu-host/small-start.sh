@@ -36,17 +36,10 @@ dir=${SMALL_DIR:-/tmp/small}
 steps=${SMALL_STEPS:-600}
 [[ "$steps" =~ ^[1-9][0-9]*$ ]] || {
   echo "small-start.sh: SMALL_STEPS '$steps' is not a positive whole number" >&2; exit 2; }
-[[ -f "$root/env.sh" ]] || {
-  echo "small-start.sh: no $root/env.sh: stage the bundle first (docs/gpu-host.md)" >&2; exit 1; }
-[[ -d .gpu-bundles/prompts ]] || {
-  echo "small-start.sh: no .gpu-bundles/prompts: carry it (carry=[\".gpu-bundles/prompts\"])" >&2; exit 1; }
+require_staged_root small-start.sh "$root"
+require_carried_prompts small-start.sh
 rm -rf "$dir" && mkdir -p "$dir"
-shopt -s nullglob
-rows=(.gpu-bundles/rows/self-rows-*.pt)
-if (( ${#rows[@]} )); then
-  mkdir -p "$root/models" && cp "${rows[@]}" "$root/models/"
-  echo "small-start.sh: carried distillation rows copied: ${rows[*]##*/}"
-fi
+copy_carried_rows small-start.sh "$root"
 export S_DIR=$dir S_ROOT=$root S_STEPS=$steps
 chain='
   source "$S_ROOT/env.sh"

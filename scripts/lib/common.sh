@@ -227,6 +227,32 @@ kill_tree() {
   kill "$1" 2>/dev/null || true
 }
 
+# On the GPU host (scripts/gpu-host/), from the checkout's root; NAME is the
+# calling script's name for its messages.
+# require_staged_root NAME ROOT: ROOT/env.sh exists, else exit 1 saying so.
+require_staged_root() {
+  [[ -f "$2/env.sh" ]] || {
+    echo "$1: no $2/env.sh: stage the bundle first (docs/gpu-host.md)" >&2; exit 1; }
+}
+
+# require_carried_prompts NAME: .gpu-bundles/prompts was carried, else exit 1.
+require_carried_prompts() {
+  [[ -d .gpu-bundles/prompts ]] || {
+    echo "$1: no .gpu-bundles/prompts: carry it (carry=[\".gpu-bundles/prompts\"])" >&2
+    exit 1
+  }
+}
+
+# copy_carried_rows NAME ROOT: the distillation rows carried in
+# .gpu-bundles/rows/ (if any) into ROOT/models/, where distill.py uses them.
+copy_carried_rows() {
+  local rows
+  rows=(.gpu-bundles/rows/self-rows-*.pt)
+  [[ -e "${rows[0]}" ]] || return 0
+  mkdir -p "$2/models" && cp "${rows[@]}" "$2/models/"
+  echo "$1: carried distillation rows copied: ${rows[*]##*/}"
+}
+
 # git_vllm ARGS...: git inside the vllm/ checkout.
 git_vllm() { git -C "$VLLM_DIR" "$@"; }
 
