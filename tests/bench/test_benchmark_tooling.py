@@ -843,6 +843,31 @@ def test_device_loop_off():
     assert bare.dsl_close_device_loops() is False
 
 
+def test_begin_graphs_off_frees_the_graphs_begin_would_replay():
+    """On the series' real exit state (no begin graphs) the hook says so;
+    where the wip left graphs, it frees them so begin launches again."""
+    import ab_hooks
+    import torch
+    from vllm.v1.spec_decode.dynamic.confidence_exit import DraftConfidenceExit
+
+    class Worker(ab_hooks.BeginGraphsOff):
+        def __init__(self, exit_state):
+            self.model_runner = types.SimpleNamespace(
+                speculator=types.SimpleNamespace(confidence_exit=exit_state))
+
+    series = DraftConfidenceExit(0.3, 4, torch.device("cpu"))
+    assert Worker(series).dsl_begin_launches() is False
+    assert Worker(None).dsl_begin_launches() is False
+    wip = DraftConfidenceExit(0.3, 4, torch.device("cpu"))
+    wip._begin_graphs = {0: "graph K=0", 4: "graph K=4"}
+    wip._begin_graph_inputs = (1, 2, 3)
+    worker = Worker(wip)
+    assert worker.dsl_begin_launches() is True
+    assert wip._begin_graphs == {} and wip._begin_graph_inputs is None
+    assert worker.dsl_begin_launches() is False
+    assert issubclass(ab_hooks.BeginGraphsOffTimer, ab_hooks.HostTimer)
+
+
 def test_dsl_arms_can_start_alone_after_the_others():
     """--dsl-starts-alone: the non-DSL engines start side by side, then each
     DSL engine alone, so its start-up step timing has the GPU to itself."""
