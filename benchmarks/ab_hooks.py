@@ -23,12 +23,13 @@ calls the method on every worker once the engine is up, before any workload).
   ``abab.py --bystanders`` engine it separates "an idle engine with
   conditional-node graphs alive" from "an idle DSL engine" (session 19: the
   speculative arms were noisy whenever a DSL engine was alive).
-- ``BeginGraphsOff.dsl_begin_launches``: with ``patches-wip/dsl-begin-graph``
-  each proposal's draft loop setup (``DraftConfidenceExit.begin``) replays a
-  CUDA graph captured at start-up. This frees those graphs, so ``begin``
-  launches its Triton kernel every proposal as in the series: the A/B of the
-  two, on the wip's engine, measures what the replay saves
-  (``BeginGraphsOffTimer`` with ``HostTimer``'s per-call times).
+- ``GraphLaunchesOff.dsl_launch_every_step``: with
+  ``patches-wip/dsl-graph-launches`` each proposal's draft loop setup
+  (``DraftConfidenceExit.begin``) and drafted-count record
+  (``DraftedTokenCounts.record``) replay CUDA graphs captured at start-up.
+  This frees those graphs, so both launch their Triton kernels every proposal
+  as in the series: the A/B of the two, on the wip's engine, measures what the
+  replays save (``GraphLaunchesOffTimer`` with ``HostTimer``'s per-call times).
 - ``StepCostsOff.dsl_unprice_draft_steps``: the stop rule prices a draft step
   at its GPU time ``D(B)`` against the GPU time of the step so far. Where the
   host, not the GPU, sets the engine step's time (a small pair under async
@@ -324,23 +325,29 @@ class ServedKeepsWidth:
         return True
 
 
-class BeginGraphsOff:
-    def dsl_begin_launches(self) -> bool:
-        """True if DSL's draft loop setup replayed captured graphs
-        (``patches-wip/dsl-begin-graph``) and now launches its kernel every
-        proposal, as the series does; False if there were none (the series,
-        no DSL, or no CUDA graphs)."""
-        speculator = getattr(self.model_runner, "speculator", None)  # type: ignore[attr-defined]
-        exit_state = getattr(speculator, "confidence_exit", None)
-        if not getattr(exit_state, "_begin_graphs", None):
-            return False
-        exit_state._begin_graphs = {}
-        exit_state._begin_graph_inputs = None
-        return True
+class GraphLaunchesOff:
+    def dsl_launch_every_step(self) -> bool:
+        """True if DSL's loop setup or drafted-count record replayed captured
+        graphs (``patches-wip/dsl-graph-launches``) and now each launches its
+        Triton kernel every proposal, as the series does; False if there were
+        none (the series, no DSL, or no CUDA graphs)."""
+        runner = self.model_runner  # type: ignore[attr-defined]
+        exit_state = getattr(getattr(runner, "speculator", None), "confidence_exit", None)
+        counts = getattr(runner, "drafted_token_counts", None)
+        freed = False
+        if getattr(exit_state, "_begin_graphs", None):
+            exit_state._begin_graphs = {}
+            exit_state._begin_graph_inputs = None
+            freed = True
+        if getattr(counts, "_record_graphs", None):
+            counts._record_graphs = {}
+            counts._record_graph_inputs = None
+            freed = True
+        return freed
 
 
-class BeginGraphsOffTimer(BeginGraphsOff, HostTimer):
-    """Both, for one arm: ``"rpc": ["dsl_begin_launches", "host_timer_on"]``."""
+class GraphLaunchesOffTimer(GraphLaunchesOff, HostTimer):
+    """Both, for one arm: ``"rpc": ["dsl_launch_every_step", "host_timer_on"]``."""
 
 
 class ServedKeepsWidthTimer(ServedKeepsWidth, HostTimer):

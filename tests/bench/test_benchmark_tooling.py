@@ -843,29 +843,40 @@ def test_device_loop_off():
     assert bare.dsl_close_device_loops() is False
 
 
-def test_begin_graphs_off_frees_the_graphs_begin_would_replay():
-    """On the series' real exit state (no begin graphs) the hook says so;
-    where the wip left graphs, it frees them so begin launches again."""
+def test_graph_launches_off_frees_the_graphs_dsl_would_replay():
+    """On the series' real exit state and counts (no graphs) the hook says
+    so; where the wip left graphs, it frees them so both launch again."""
     import ab_hooks
     import torch
     from vllm.v1.spec_decode.dynamic.confidence_exit import DraftConfidenceExit
+    from vllm.v1.worker.gpu.spec_decode.drafted_token_counts import (
+        DraftedTokenCounts,
+    )
 
-    class Worker(ab_hooks.BeginGraphsOff):
-        def __init__(self, exit_state):
+    class Worker(ab_hooks.GraphLaunchesOff):
+        def __init__(self, exit_state, counts):
             self.model_runner = types.SimpleNamespace(
-                speculator=types.SimpleNamespace(confidence_exit=exit_state))
+                speculator=types.SimpleNamespace(confidence_exit=exit_state),
+                drafted_token_counts=counts)
 
-    series = DraftConfidenceExit(0.3, 4, torch.device("cpu"))
-    assert Worker(series).dsl_begin_launches() is False
-    assert Worker(None).dsl_begin_launches() is False
-    wip = DraftConfidenceExit(0.3, 4, torch.device("cpu"))
-    wip._begin_graphs = {0: "graph K=0", 4: "graph K=4"}
-    wip._begin_graph_inputs = (1, 2, 3)
-    worker = Worker(wip)
-    assert worker.dsl_begin_launches() is True
-    assert wip._begin_graphs == {} and wip._begin_graph_inputs is None
-    assert worker.dsl_begin_launches() is False
-    assert issubclass(ab_hooks.BeginGraphsOffTimer, ab_hooks.HostTimer)
+    cpu = torch.device("cpu")
+    series = Worker(DraftConfidenceExit(0.3, 4, cpu), DraftedTokenCounts(4, cpu))
+    assert series.dsl_launch_every_step() is False
+    assert Worker(None, None).dsl_launch_every_step() is False
+    exit_state, counts = DraftConfidenceExit(0.3, 4, cpu), DraftedTokenCounts(4, cpu)
+    exit_state._begin_graphs = {0: "graph K=0", 4: "graph K=4"}
+    exit_state._begin_graph_inputs = (1, 2, 3)
+    counts._record_graphs = {(4, True): "graph K=4 with forwards"}
+    counts._record_graph_inputs = (4, 1, 2, 3)
+    worker = Worker(exit_state, counts)
+    assert worker.dsl_launch_every_step() is True
+    assert exit_state._begin_graphs == {} and exit_state._begin_graph_inputs is None
+    assert counts._record_graphs == {} and counts._record_graph_inputs is None
+    assert worker.dsl_launch_every_step() is False
+    # Only the record's graphs (a speculator whose begin has none).
+    counts._record_graphs = {(1, False): "graph K=1"}
+    assert worker.dsl_launch_every_step() is True
+    assert issubclass(ab_hooks.GraphLaunchesOffTimer, ab_hooks.HostTimer)
 
 
 def test_dsl_arms_can_start_alone_after_the_others():

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Next session's commands after next-begin-graph.sh (this folder), each issued
+# Next session's commands after next-graph-launches.sh (this folder), each issued
 # the moment the one before answers, on the same warm host: brings back
 # /tmp/s40 (a.tgz), the suite's tarball once it exists (once), then waits up
 # to WAIT s (default 560) for the A/B s40b, collecting what ran (s40b.tgz).

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # Written in session 39 for the next session's first long command (issue 29,
-# Next 0b): the GPU checks and the A/B of patches-wip/dsl-begin-graph (DSL's
-# draft loop setup replayed from a CUDA graph per K instead of a Triton launch
-# from Python every proposal; session 39 timed that launch at 101-108 us a
-# step on the small pair, README here).
+# Next 0b): the GPU checks and the A/B of patches-wip/dsl-graph-launches
+# (DSL's draft loop setup and drafted-count record replayed from CUDA graphs
+# captured per K, instead of two Triton launches from Python every proposal;
+# session 39 timed those at 101-108 and 79-88 us a step on the small pair,
+# README here).
 #
 # Before, here:
-#   git -C vllm branch -f wip-begin-graph dsl && git -C vllm checkout -q wip-begin-graph \
-#     && git -C vllm am -q -3 "$PWD"/patches-wip/dsl-begin-graph/0*.patch
+#   git -C vllm branch -f wip-graph-launches dsl && git -C vllm checkout -q wip-graph-launches \
+#     && git -C vllm am -q -3 "$PWD"/patches-wip/dsl-graph-launches/0*.patch
 #   scripts/gpu-host/pack-intree.sh            # the wip's CUDA tests with the series'
-#   mkdir -p .gpu-bundles/wip && git -C vllm archive wip-begin-graph $(git -C vllm diff \
-#     --name-only --diff-filter=AM dsl wip-begin-graph -- vllm) | gzip > .gpu-bundles/wip/dsl-begin-graph.tgz
+#   mkdir -p .gpu-bundles/wip && git -C vllm archive wip-graph-launches $(git -C vllm diff \
+#     --name-only --diff-filter=AM dsl wip-graph-launches -- vllm) | gzip > .gpu-bundles/wip/dsl-graph-launches.tgz
 #   git -C vllm checkout -q dsl
 #   scripts/pack-offline.sh --all --cap 24MB  # only if the series changed (b9's MANIFEST git_head)
 #   bash scripts/gpu-host/call-size.sh .gpu-bundles/b9 .gpu-bundles/prompts .gpu-bundles/intree .gpu-bundles/wip
@@ -22,19 +23,19 @@
 # What runs, all on the wip's root (the bundle's series with the wip's files
 # laid over it, stage-last.sh):
 #   1. the GPU suite (engine groups, then the kernel files and the in-tree CUDA
-#      tests, the wip's four new begin-graph tests among them), with the small
+#      tests, the wip's nine new graph tests among them), with the small
 #      pair's 600-step draft distilled beside it; then, alone on the GPU:
 #   2. the A/B s40b on the small pair, c = 1 and 8, 1 warm + 6 ABBA rounds,
 #      engines pinned to two CPUs, arms fixed in advance:
 #        sd4+t        SD K=4 (session 39: DSL's tokens a step are SD K=4's)
-#        dsl4+t       DSL, begin replayed from its graphs (the wip)
+#        dsl4+t       DSL, begin and record replayed from their graphs (the wip)
 #        dsl4+launch  the same engine with the graphs freed
-#                     (ab_hooks.BeginGraphsOff): begin launches as in the series
+#                     (ab_hooks.GraphLaunchesOff): both launch as in the series
 #        dsl4+keep    the wip's DSL with the served width keeping its width when it
 #                     forgets its evidence (session 38's open question at 8; its
 #                     s39h arm was lost with the host)
-#      all four under ab_hooks.HostTimer: begin's µs a step with and without
-#      the graph, and each arm's step.
+#      all four under ab_hooks.HostTimer: begin's and record's µs a step with
+#      and without the graphs, and each arm's step.
 # Device time ~19 min: staging ~3, suite ~7 (session 37: 353 + 29 + 32 s),
 # start-ups ~3, rounds ~6.
 #   read: python3 benchmarks/host_timer_table.py abab.json.gz;
@@ -43,7 +44,7 @@
 set -uo pipefail
 R=/tmp/s40; mkdir -p "$R/suite-out"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9 \
-  .gpu-bundles/wip/dsl-begin-graph.tgz) || exit 1
+  .gpu-bundles/wip/dsl-graph-launches.tgz) || exit 1
 echo "$root" > "$R/root.txt"
 source "$root/env.sh"
 M=$root/models; ls "$M"/self-rows-*.pt > /dev/null || { echo "no rows in $M: stage them first (the rows call)"; exit 1; }
@@ -65,8 +66,8 @@ setsid bash scripts/gpu-host/go-when-quiet.sh "$R/go2" --after "$R/after.done" -
 CPUS=$(python3 -c 'import os; a = sorted(os.sched_getaffinity(0)); print(f"{a[-2]},{a[-1]}")')
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
 O='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"},
-    "launch": {"engine": {"worker_extension_cls": "ab_hooks.BeginGraphsOffTimer"},
-               "rpc": ["dsl_begin_launches", "host_timer_on"], "probe": "host_timer_read"},
+    "launch": {"engine": {"worker_extension_cls": "ab_hooks.GraphLaunchesOffTimer"},
+               "rpc": ["dsl_launch_every_step", "host_timer_on"], "probe": "host_timer_read"},
     "keep": {"engine": {"worker_extension_cls": "ab_hooks.ServedKeepsWidthTimer"},
              "rpc": ["dsl_served_keeps_width", "host_timer_on"], "probe": "host_timer_read"}}'
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/go2 AB_WAIT_S=1500 \
