@@ -335,14 +335,11 @@ class GraphLaunchesOff:
         exit_state = getattr(getattr(runner, "speculator", None), "confidence_exit", None)
         counts = getattr(runner, "drafted_token_counts", None)
         freed = False
-        if getattr(exit_state, "_begin_graphs", None):
-            exit_state._begin_graphs = {}
-            exit_state._begin_graph_inputs = None
-            freed = True
-        if getattr(counts, "_record_graphs", None):
-            counts._record_graphs = {}
-            counts._record_graph_inputs = None
-            freed = True
+        for graphs in (getattr(exit_state, "_begin_graphs", None),
+                       getattr(counts, "_record_graphs", None)):
+            if graphs:  # the wip's LaunchGraphs
+                graphs.clear()
+                freed = True
         return freed
 
 

@@ -863,19 +863,18 @@ def test_graph_launches_off_frees_the_graphs_dsl_would_replay():
     series = Worker(DraftConfidenceExit(0.3, 4, cpu), DraftedTokenCounts(4, cpu))
     assert series.dsl_launch_every_step() is False
     assert Worker(None, None).dsl_launch_every_step() is False
+    # The wip's LaunchGraphs: truthy while it holds graphs, emptied by clear().
     exit_state, counts = DraftConfidenceExit(0.3, 4, cpu), DraftedTokenCounts(4, cpu)
     exit_state._begin_graphs = {0: "graph K=0", 4: "graph K=4"}
-    exit_state._begin_graph_inputs = (1, 2, 3)
-    counts._record_graphs = {(4, True): "graph K=4 with forwards"}
-    counts._record_graph_inputs = (4, 1, 2, 3)
+    counts._record_graphs = {(4, 1234): "graph K=4 with forwards"}
     worker = Worker(exit_state, counts)
     assert worker.dsl_launch_every_step() is True
-    assert exit_state._begin_graphs == {} and exit_state._begin_graph_inputs is None
-    assert counts._record_graphs == {} and counts._record_graph_inputs is None
+    assert exit_state._begin_graphs == {} and counts._record_graphs == {}
     assert worker.dsl_launch_every_step() is False
     # Only the record's graphs (a speculator whose begin has none).
-    counts._record_graphs = {(1, False): "graph K=1"}
+    counts._record_graphs = {(1, 0): "graph K=1"}
     assert worker.dsl_launch_every_step() is True
+    assert counts._record_graphs == {}
     assert issubclass(ab_hooks.GraphLaunchesOffTimer, ab_hooks.HostTimer)
 
 
