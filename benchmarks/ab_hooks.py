@@ -23,13 +23,13 @@ calls the method on every worker once the engine is up, before any workload).
   ``abab.py --bystanders`` engine it separates "an idle engine with
   conditional-node graphs alive" from "an idle DSL engine" (session 19: the
   speculative arms were noisy whenever a DSL engine was alive).
-- ``GraphLaunchesOff.dsl_launch_every_step``: with
-  ``patches-wip/dsl-graph-launches`` each proposal's draft loop setup
-  (``DraftConfidenceExit.begin``) and drafted-count record
-  (``DraftedTokenCounts.record``) replay CUDA graphs captured at start-up.
-  This frees those graphs, so both launch their Triton kernels every proposal
-  as in the series: the A/B of the two, on the wip's engine, measures what the
-  replays save (``GraphLaunchesOffTimer`` with ``HostTimer``'s per-call times).
+- ``GraphLaunchesOff.dsl_launch_every_step``: since 0034-0035 each
+  proposal's draft loop setup (``DraftConfidenceExit.begin``) and
+  drafted-count record (``DraftedTokenCounts.record``) replay CUDA graphs
+  captured at start-up. This frees those graphs, so both launch their Triton
+  kernels every proposal as the series did before 0034: the A/B of the two on
+  one engine measures what the replays save (``GraphLaunchesOffTimer`` with
+  ``HostTimer``'s per-call times; session 40).
 - ``StepCostsOff.dsl_unprice_draft_steps``: the stop rule prices a draft step
   at its GPU time ``D(B)`` against the GPU time of the step so far. Where the
   host, not the GPU, sets the engine step's time (a small pair under async
@@ -328,16 +328,16 @@ class ServedKeepsWidth:
 class GraphLaunchesOff:
     def dsl_launch_every_step(self) -> bool:
         """True if DSL's loop setup or drafted-count record replayed captured
-        graphs (``patches-wip/dsl-graph-launches``) and now each launches its
-        Triton kernel every proposal, as the series does; False if there were
-        none (the series, no DSL, or no CUDA graphs)."""
+        graphs (0034-0035) and now each launches its Triton kernel every
+        proposal, as before 0034; False if there were none (a series before
+        0034, no DSL, or no CUDA graphs)."""
         runner = self.model_runner  # type: ignore[attr-defined]
         exit_state = getattr(getattr(runner, "speculator", None), "confidence_exit", None)
         counts = getattr(runner, "drafted_token_counts", None)
         freed = False
         for graphs in (getattr(exit_state, "_begin_graphs", None),
                        getattr(counts, "_record_graphs", None)):
-            if graphs:  # the wip's LaunchGraphs
+            if graphs:  # LaunchGraphs (0034-0035)
                 graphs.clear()
                 freed = True
         return freed
