@@ -6,6 +6,7 @@
 # chunk and checks the staged vllm (scripts/install-offline.sh CHUNK_DIR, then
 # check; log in LOG_DIR/stage-<chunk>.log, its tail on failure), writes what
 # the host is to LOG_DIR/host.txt (GPU, driver, clocks, power limit, cores,
+# the CPU model and which CPUs share a core, the cpufreq governor,
 # uptime, torch / CUDA / Triton versions), and prints the root to run on, for
 # GPU_HOST_ROOT of ab-start.sh, suite.sh and the caller's `source ROOT/env.sh`:
 #   - the staged root ($GPU_HOST_ROOT, default /tmp/gpuhost), or
@@ -36,6 +37,10 @@ fi
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.max.sm,power.limit --format=csv || true
   nproc; uptime || true
+  # Which CPUs share a core (abab.py --pin-engines) and how the host sets their speed.
+  grep -m1 "model name" /proc/cpuinfo || true
+  lscpu -e=CPU,CORE,SOCKET,NODE 2>/dev/null || true
+  echo "cpufreq governor: $(cat /sys/devices/system/cpu/cpu0/cpufreq/scaling_governor 2>/dev/null || echo none visible)"
   (source "$root/env.sh" && python3 -c \
     "import torch, triton; print(torch.__version__, torch.version.cuda, triton.__version__)") || true
 } > "$logs/host.txt" 2>&1

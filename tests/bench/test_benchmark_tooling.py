@@ -1582,9 +1582,13 @@ class _Scheduler:
 @pytest.fixture
 def engine_core_classes(monkeypatch):
     """The classes HostTimer wraps process-wide, as stand-ins, unwrapped
-    again after the test."""
+    again after the test, and its garbage collector callback removed."""
+    import gc
+
     from vllm.v1.core.sched import scheduler
     from vllm.v1.worker.gpu import async_utils
+
+    callbacks = list(gc.callbacks)
 
     monkeypatch.setattr(async_utils, "AsyncOutput", _SleepingOutput)
     monkeypatch.setattr(scheduler, "Scheduler", _Scheduler)
@@ -1592,6 +1596,8 @@ def engine_core_classes(monkeypatch):
                       (_Scheduler, "update_from_output"),
                       (_Scheduler, "_observe_draft_width")):
         monkeypatch.setattr(cls, attr, cls.__dict__[attr])
+    yield
+    gc.callbacks[:] = callbacks
 
 
 def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(
@@ -1627,7 +1633,7 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(
     assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "execute_model",
                         "sample_tokens", "propose", "begin", "record", "gather",
                         "clock", "wait_output", "schedule", "update_from_output",
-                        "served_width"}
+                        "served_width", "gc0", "gc1", "gc2"}
     # The hand-off is timed inside the call that makes it.
     assert got["served_width"]["calls"] == got["update_from_output"]["calls"] == 1 / 6
     assert (got["update_from_output"]["cpu_us"] > got["served_width"]["cpu_us"]
@@ -1664,8 +1670,53 @@ def test_host_timer_times_only_the_calls_an_sd_runner_has(engine_core_classes):
     got = worker.host_timer_read()
     assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "execute_model",
                         "sample_tokens", "wait_output", "schedule",
-                        "update_from_output", "served_width"}
+                        "update_from_output", "served_width", "gc0", "gc1", "gc2"}
     assert got["steps"] == 2 and got["step_cpu_ms"] > 2.5
+
+
+def test_step_times_time_each_garbage_collection_by_generation():
+    import gc
+
+    import ab_hooks
+
+    times = ab_hooks._StepTimes()
+    cycles = []
+
+    def step(collect):
+        for _ in range(2000):  # cyclic garbage for the collector to free
+            node = {}
+            node["self"] = node
+        if collect is not None:
+            gc.collect(collect)
+        cycles.append(1)
+
+    holder = type("Holder", (), {"step": staticmethod(step)})()
+    times.wrap(holder, "step", "execute_model", step=True)
+    callback = times.time_gc()
+    try:
+        was = gc.isenabled()
+        gc.disable()  # only the explicit collections below
+        try:
+            holder.step(2)
+            holder.step(0)
+            holder.step(None)
+            holder.step(1)
+        finally:
+            if was:
+                gc.enable()
+        got = times.read()
+    finally:
+        gc.callbacks.remove(callback)
+    assert got["steps"] == 4 and len(cycles) == 4
+    assert [got[f"gc{g}"]["calls"] for g in range(3)] == [0.25, 0.25, 0.25]
+    # A full collection of 2000 cycles takes time, inside the step that ran it.
+    assert got["gc2"]["wall_us"] > 0 and got["gc2"]["cpu_us"] > 0
+    assert got["execute_model"]["wall_us"] >= got["gc2"]["wall_us"]
+    # Removed: a later collection is not counted; each read starts afresh.
+    gc.collect()
+    again = times.read()
+    assert again["gc2"] == {"calls": None, "wall_us": None, "cpu_us": None}
+    assert times.calls["gc2"] == [0, 0, 0]
 
 
 def test_probe_text_writes_an_object_answer_per_round():

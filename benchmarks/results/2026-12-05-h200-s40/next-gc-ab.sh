@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# Written in session 40 for the next session's first long command (issue 29,
+# Next 0b): where the DSL engine's extra host time outside DSL's own calls
+# goes. Session 40 (README here) found calls that do the same work in both
+# engines (schedule, the output wait, execute_model) 6-15% slower in every
+# DSL engine than in the SD one, 200-580 µs a step, more than DSL's named
+# calls. ab_hooks.HostTimer now also times the garbage collector per step
+# (gc0-gc2): more allocation per DSL step would show there. The arms add
+# target-only and SD K=2 (the issue's bar is best-K SD and, where it wins,
+# target-only; the small pair's draft accepts ~0.6 tokens a draft of 4).
+#
+# Before, here: scripts/pack-offline.sh --all --cap 24MB (b9's MANIFEST
+# git_head must be the series' vllm dsl head), then
+#   bash scripts/gpu-host/call-size.sh .gpu-bundles/b9 .gpu-bundles/prompts
+# Device: b1-b8 and the rows one call each (docs/gpu-host.md), then this with
+# carry .gpu-bundles/b9 and .gpu-bundles/prompts (returns in ~20 s), then
+#   bash scripts/gpu-host/ab-collect.sh s41 --wait 560
+# each call issued the moment the one before answers, until it says s41 ended.
+#
+# What runs (the series as the bundle has it; no GPU suite: session 40's ran
+# on this code): the small pair with its 600-step draft (small-start.sh),
+# then the A/B s41, c = 1 and 8, 1 warm + 8 ABBA rounds, arms fixed in
+# advance, all under ab_hooks.HostTimer: target+t, sd2+t, sd4+t, dsl4+t (the
+# series' default config, cap 4). Engines pinned to two CPUs of two
+# different cores where the host shares cores between CPUs (host.txt now
+# lists them), else the two highest.
+# Device time ~19 min: staging ~4, small pair ~4, start-ups ~5, rounds ~6.
+#   read: python3 benchmarks/host_timer_table.py abab.json.gz (gc0-gc2 beside
+#         the calls); python3 benchmarks/results/2026-12-05-h200-s38/steps.py
+#         abab.json.gz; python3 benchmarks/verdict.py --label t --dsl-arm dsl4
+#         --out verdict.json small=abab.json.gz.
+set -uo pipefail
+R=/tmp/s41; mkdir -p "$R"
+root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9) || exit 1
+source "$root/env.sh"
+GPU_HOST_ROOT=$root SMALL_DIR=$R/small bash scripts/gpu-host/small-start.sh || exit 1
+CPUS=$(python3 - <<'PY'
+import os
+from pathlib import Path
+cores = {}
+for cpu in sorted(os.sched_getaffinity(0)):
+    topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+    try:
+        core = (topo / "physical_package_id").read_text().strip(), (topo / "core_id").read_text().strip()
+    except OSError:
+        core = ("?", str(cpu))
+    cores[core] = cpu  # the highest CPU of each core
+picked = sorted(cores.values())[-2:]
+print(",".join(map(str, picked)))
+PY
+)
+echo "pinned CPUs: $CPUS" >> "$R/host.txt"
+E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
+O='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
+GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/small/done AB_WAIT_S=600 \
+  bash scripts/gpu-host/ab-start.sh s41 -- --models "$root/models" \
+  --target smollm2-135m --draft smollm2-l4-self --concurrency 1,8 \
+  --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
+  --repeats-at 1:2,8:6 --engine "$E" --out abab.json \
+  --arms 'target+t,sd2+t,sd4+t,dsl4+t' --arm-options "$O" \
+  --rounds 8 --warm-rounds 1 --dsl-starts-alone --pin-engines "$CPUS" \
+  > "$R/ab-start.log" 2>&1 || cat "$R/ab-start.log"
+sleep 5
+tar czf "$OUT/a.tgz" -C /tmp s41
+echo "started: small pair, then s41 (after $R/small/done); pinned $CPUS"
