@@ -77,9 +77,9 @@ calls the method on every worker once the engine is up, before any workload).
   scheduler's ``schedule`` and ``update_from_output`` with DSL's hand-off to
   the served width inside it (``served_width``), and the garbage collector's
   runs by generation (``gc0``-``gc2``, on any thread of the process, also
-  inside whichever call triggered them: session 40 found the same work 6-15%
-  slower in a DSL engine than in an SD one, and more allocation per step
-  would show here).
+  inside whichever call triggered them: beyond DSL's named calls, session 40
+  could not place 225-580 µs a step of the DSL step's extra time over SD's,
+  and more allocation per step would show here).
   ``host_timer_on`` as the arm's ``rpc``, ``host_timer_read`` as its
   ``probe``: each round's answer is per step and starts afresh (session 38:
   a DSL step at one request took ~0.45 ms more host time than SD's at the

@@ -1858,6 +1858,56 @@ def test_host_timer_table_reads_the_timers_answers_per_arm(
         "no HostTimer probe answers in this run")
 
 
+def test_host_timer_pair_splits_the_step_into_each_calls_own_time():
+    """--pair: each call's own time (less the timed calls inside it), the
+    step outside every timed call, and gc apart, as ARM less BASE per round
+    (median, range), on hand-computed answers."""
+    import host_timer_table
+
+    def answer(step_ms, **wall):
+        out = {"steps": 100, "step_wall_ms": step_ms, "step_cpu_ms": step_ms}
+        for name, us in wall.items():
+            out[name] = {"calls": 1.0, "wall_us": us, "cpu_us": us}
+        return out
+
+    sd = [answer(3.0, execute_model=1000, sample_tokens=1500, propose=800,
+                 schedule=100, update_from_output=100, wait_output=20, gc0=5),
+          answer(4.0, execute_model=1300, sample_tokens=2000, propose=1000,
+                 schedule=150, update_from_output=120, wait_output=30, gc0=5)]
+    dsl = [answer(3.5, execute_model=1100, sample_tokens=1800, propose=900,
+                  begin=30, record=20, gather=60, clock=15, schedule=100,
+                  update_from_output=140, served_width=30, wait_output=20, gc0=9),
+           answer(4.2, execute_model=1310, sample_tokens=2100, propose=1010,
+                  begin=30, record=20, gather=60, clock=15, schedule=150,
+                  update_from_output=150, served_width=30, wait_output=30, gc0=5)]
+    own = host_timer_table.own_times(dsl[0])
+    assert own["execute_model"] == 1085 and own["clock"] == 15
+    assert own["sample_tokens"] == 1800 - 900 - 20 - 60 and own["propose"] == 870
+    assert own["update_from_output"] == 110 and own["gc0"] == 9
+    assert own[host_timer_table.OUTSIDE] == 3500 - (1100 + 1800 + 100 + 140 + 20)
+    run = {"points": [{"concurrency": 1, "probes": {
+        "sd4+t": [[a] for a in sd], "dsl4+t": [[a] for a in dsl]}}]}
+    text = host_timer_table.paired(run, "sd4+t", "dsl4+t")
+    rows = {line[:40].strip(): line[40:].split() for line in text.splitlines()[1:]}
+    assert rows["step"] == ["+350", "[+200,", "+500]"]
+    # Own times: 85 and -5 (execute_model less clock), 0 for an equal call.
+    assert rows["execute_model"] == ["+40", "[-5,", "+85]"]
+    # 1800 - 900 - 20 - 60 against 1500 - 800; 2100 - 1010 - 20 - 60 against 1000.
+    assert rows["sample_tokens"] == ["+65", "[+10,", "+120]"]
+    assert rows["begin (in propose)"] == ["+30", "[+30,", "+30]"]
+    assert rows["served_width (in update_from_output)"] == ["+30", "[+30,", "+30]"]
+    assert rows["schedule"] == ["+0", "[+0,", "+0]"]
+    assert rows["gc0"] == ["+2", "[+0,", "+4]"]
+    # Outside: 340 and 460 in the DSL arm against 280 and 400.
+    outside = [3500 - 3160 - (3000 - 2720), 4200 - 3740 - (4000 - 3600)]
+    assert rows[host_timer_table.OUTSIDE] == [
+        f"{statistics.median(outside):+.0f}", f"[{min(outside):+.0f},",
+        f"{max(outside):+.0f}]"]
+    assert list(rows)[-2:] == [host_timer_table.OUTSIDE, "gc0"]
+    assert "no HostTimer probe answers of both" in host_timer_table.paired(
+        run, "sd4+t", "sd2+t")
+
+
 def _serve_width(controller, clock, num_steps, cost_per_token, tokens, seed=0,
                  num_reqs=8):
     """Steps under async scheduling, as vLLM's served width tests serve them:

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Written in session 40 for the next session's first long command (issue 29,
-# Next 0b): where the DSL engine's extra host time outside DSL's own calls
-# goes. Session 40 (README here) found calls that do the same work in both
-# engines (schedule, the output wait, execute_model) 6-15% slower in every
-# DSL engine than in the SD one, 200-580 µs a step, more than DSL's named
-# calls. ab_hooks.HostTimer now also times the garbage collector per step
-# (gc0-gc2): more allocation per DSL step would show there. The arms add
+# Next 0b): where the DSL step's extra host time beyond DSL's own calls
+# goes. Session 40 (README here, item 4) measured DSL's named calls to a few
+# µs, but the rest of the DSL step's extra time over SD K=4's (a median 225 µs
+# at c = 1, 580 µs at c = 8) in ranges over the rounds that span zero.
+# ab_hooks.HostTimer now also times the garbage collector per step (gc0-gc2):
+# more allocation per DSL step would show there. The arms add
 # target-only and SD K=2 (the issue's bar is best-K SD and, where it wins,
 # target-only; the small pair's draft accepts ~0.6 tokens a draft of 4).
 #
@@ -26,7 +26,8 @@
 # lists them), else the two highest.
 # Device time ~19 min: staging ~4, small pair ~4, start-ups ~5, rounds ~6.
 #   read: python3 benchmarks/host_timer_table.py abab.json.gz (gc0-gc2 beside
-#         the calls); python3 benchmarks/results/2026-12-05-h200-s38/steps.py
+#         the calls) and --pair sd4+t dsl4+t (each call's own time, DSL less
+#         SD, round by round); python3 benchmarks/results/2026-12-05-h200-s38/steps.py
 #         abab.json.gz; python3 benchmarks/verdict.py --label t --dsl-arm dsl4
 #         --out verdict.json small=abab.json.gz.
 set -uo pipefail
