@@ -52,7 +52,8 @@ ms with a DSL engine or three others alive, on another host).
 
 Pinned engines: ``--pin-engines 2-3`` pins every thread of every engine
 process to those CPUs once the engines are up (and again after each group
-of bystanders), this client left unpinned; the arms run one at a time, so
+of bystanders), this client left unpinned unless ``--pin-client`` names CPUs
+for it (none of the engines'); the arms run one at a time, so
 each then runs on the same cores. On a host-bound pair an engine's step time
 moved 10-20% from one round to the next, arm by arm, while its median over
 the rounds held (session 38): whether the cores an engine lands on are that
@@ -480,20 +481,20 @@ def start_engines(arms: list[dict], start, dsl_alone: bool) -> list:
     return engines
 
 
-def parse_cpus(text: str) -> set[int]:
-    """``--pin-engines``: a CPU list (``2-3``, ``2,5-6``), every CPU one this
-    process may run on."""
+def parse_cpus(text: str, flag: str = "--pin-engines") -> set[int]:
+    """``--pin-engines`` (or ``flag``): a CPU list (``2-3``, ``2,5-6``), every
+    CPU one this process may run on."""
     cpus: set[int] = set()
     try:
         for part in text.split(","):
             lo, _, hi = part.partition("-")
             cpus.update(range(int(lo), int(hi or lo) + 1))
     except ValueError:
-        raise SystemExit(f"--pin-engines: {text!r} is not a CPU list (e.g. 2-3 or "
+        raise SystemExit(f"{flag}: {text!r} is not a CPU list (e.g. 2-3 or "
                          "2,5-6)") from None
     allowed = os.sched_getaffinity(0)
     if not cpus or not cpus <= allowed:
-        raise SystemExit(f"--pin-engines: {text!r} names CPUs this process may not "
+        raise SystemExit(f"{flag}: {text!r} names CPUs this process may not "
                          f"use (it may use {sorted(allowed)})")
     return cpus
 
@@ -524,6 +525,31 @@ def pin_children(cpus: set[int]) -> dict:
               "refused": refused}
     print(f"[abab] pinned {threads} threads of {processes} engine processes to CPUs "
           f"{sorted(cpus)} ({refused} refused)", flush=True)
+    return pinned
+
+
+def pin_client(cpus: set[int]) -> int:
+    """``--pin-client``: pin every thread of this process (the client) to
+    ``cpus``; threads it starts later inherit it. Returns the threads pinned."""
+    threads = 0
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+            threads += 1
+        except ProcessLookupError:  # the thread ended meanwhile
+            pass
+    print(f"[abab] pinned this client's {threads} threads to CPUs {sorted(cpus)}",
+          flush=True)
+    return threads
+
+
+def pin_all(engine_cpus: set[int], client_cpus: set[int] | None) -> dict:
+    """The engines' pinning (:func:`pin_children`), then the client's where
+    ``--pin-client`` asks; what the output records as ``"pinned"``."""
+    pinned = pin_children(engine_cpus)
+    if client_cpus:
+        pin_client(client_cpus)
+        pinned["client_cpus"] = sorted(client_cpus)
     return pinned
 
 
@@ -651,6 +677,12 @@ def main(argv: list[str]) -> int:
                          "the engines are up (e.g. 2-3: the arms run one at a "
                          "time, so each then runs on the same cores), leaving "
                          "this client unpinned; recorded as \"pinned\"")
+    ap.add_argument("--pin-client", type=lambda text: parse_cpus(text, "--pin-client"),
+                    metavar="CPULIST",
+                    help="with --pin-engines: pin this client's threads to these "
+                         "CPUs at the same time, none of them an engine CPU (e.g. "
+                         "the CPUs of other cores, so that nothing of the run "
+                         "shares the engines' cores); recorded in \"pinned\"")
     ap.add_argument("--bystanders", default="",
                     help="groups of arms ('/'-separated, e.g. sd4/dsl4) started "
                          "one group after another once every point was measured, "
@@ -665,6 +697,11 @@ def main(argv: list[str]) -> int:
         ap.error(f"--waves: {args.waves} must be at least 1")
     if args.warm_rounds < 0:
         ap.error(f"--warm-rounds: {args.warm_rounds} must be at least 0")
+    if args.pin_client and not args.pin_engines:
+        ap.error("--pin-client: needs --pin-engines (the client is pinned with them)")
+    if args.pin_client and args.pin_client & args.pin_engines:
+        ap.error(f"--pin-client: CPUs {sorted(args.pin_client & args.pin_engines)} "
+                 "are engine CPUs (--pin-engines)")
     conc = [int(c) for c in args.concurrency.split(",")]
     for flag, table in (("--waves-at", args.waves_at), ("--repeats-at", args.repeats_at)):
         unmeasured = sorted(set(table) - set(conc))
@@ -740,7 +777,7 @@ def main(argv: list[str]) -> int:
                          f"{failed.get(arms[0]['name'])}")
     arms = [arms[i] for i in kept]
     engines = [engines[i] for i in kept]
-    pinned = pin_children(args.pin_engines) if args.pin_engines else None
+    pinned = pin_all(args.pin_engines, args.pin_client) if args.pin_engines else None
 
     out: dict = {"arms": [a["name"] for a in arms], "dataset": args.dataset,
                  "selection": selection, "engine": json.loads(args.engine),
@@ -890,7 +927,7 @@ def main(argv: list[str]) -> int:
     for group in bystander_groups:
         started = start_engines(group, start, args.dsl_starts_alone)
         if args.pin_engines:
-            out["pinned"] = pin_children(args.pin_engines)
+            out["pinned"] = pin_all(args.pin_engines, args.pin_client)
         kept_bystanders.extend(e for e in started if e is not None)
         up = [a["name"] for a, e in zip(group, started) if e is not None]
         down = [a["name"] for a, e in zip(group, started) if e is None]

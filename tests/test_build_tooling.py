@@ -400,6 +400,15 @@ def test_each_pr_of_the_stack_has_a_generated_current_description():
         assert path.read_text() == doc, f"{path.name} is stale: run scripts/pr-doc.sh"
 
 
+def test_pr_stack_position_marks_this_pr_and_the_follow_ups():
+    import pr_doc
+
+    prs = [{"title": "a"}, {"title": "b"}, {"title": "c", "follow_up": True}]
+    assert pr_doc.stack_position(prs, 1).splitlines() == [
+        "PR 2 of a stack of 3, merged in this order:", "",
+        "1. a", "2. b **(this PR)**", "3. c (a follow-up)"]
+
+
 @pytest.mark.parametrize(
     ("line", "what"),
     [

@@ -716,12 +716,15 @@ def test_committed_pr_stack_groups_the_series():
     maintainer merges in order; it must name every patch once, in order.
     Issue #32: the review's seven PRs, of which the first three (the fixes,
     the draft model's CUDA graphs, the device-side WHILE loop) carry no DSL
-    code, so each can be merged without the DSL PRs."""
+    code, so each can be merged without the DSL PRs. Measured changes on top
+    of them are follow-up PRs, after all seven."""
     stack = _stack_module()
     patches = ROOT / "patches"
     prs = stack.load(patches)
     assert stack.validate(stack.series(patches), prs) == []
-    assert len(prs) == 7, "issue #32 asks for the review's seven PRs"
+    reviewed = [pr for pr in prs if not pr.get("follow_up")]
+    assert len(reviewed) == 7, "issue #32 asks for the review's seven PRs"
+    assert prs[:7] == reviewed
     for pr in prs[:3]:
         for name in pr["patches"]:
             touched = re.findall(r"^diff --git a/(\S+)", (patches / name).read_text(), re.M)
@@ -748,6 +751,12 @@ def test_committed_pr_stack_groups_the_series():
         ([{"title": "a", "patches": ["p1", "p2"], "backports": {"p3": "0.33.0"}},
           {"title": "b", "patches": ["p3", "p4"]}],
          "PR 1 marks p3 as a backport but does not list it"),
+        ([{"title": "a", "patches": ["p1", "p2"], "follow_up": True},
+          {"title": "b", "patches": ["p3", "p4"]}],
+         "PR 2 (b) comes after follow-up PR 1: follow-ups come last"),
+        ([{"title": "a", "patches": ["p1", "p2"]},
+          {"title": "b", "patches": ["p3", "p4"], "follow_up": "yes"}],
+         "PR 2 (b): follow_up must be true or false"),
     ],
 )
 def test_pr_stack_validation_names_what_is_wrong(prs, error):
@@ -756,6 +765,9 @@ def test_pr_stack_validation_names_what_is_wrong(prs, error):
     good = [{"title": "a", "patches": ["p1", "p2"], "backports": {"p1": "0.33.0"}},
             {"title": "b", "patches": ["p3", "p4"]}]
     assert stack.validate(names, good) == []
+    follow = [good[0], dict(good[1], follow_up=True)]
+    assert stack.validate(names, follow) == []
+    assert "| PR 2 | b (follow-up) |" in stack.table(follow)
     errors = stack.validate(names, prs)
     assert any(error in e for e in errors), errors
 

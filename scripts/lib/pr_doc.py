@@ -129,7 +129,8 @@ def stack_position(prs: list[dict], index: int) -> str:
     lines = [f"PR {index + 1} of a stack of {len(prs)}, merged in this order:", ""]
     for i, pr in enumerate(prs):
         mark = " **(this PR)**" if i == index else ""
-        lines.append(f"{i + 1}. {pr['title']}{mark}")
+        follow = " (a follow-up)" if pr.get("follow_up") else ""
+        lines.append(f"{i + 1}. {pr['title']}{follow}{mark}")
     return "\n".join(lines)
 
 

@@ -10,13 +10,17 @@ grouping lives beside it, edited by hand:
     [[pr]]
     title = "..."                      # the PR's title
     note = "..."                       # optional: why it is cut or placed there
+    follow_up = true                   # optional: not one of the PRs the design's
+                                       #   review asked for, but a measured change
+                                       #   on top of them (after every one of them)
     patches = ["0001-....patch", ...]  # a run of consecutive patches of series
     [pr.backports]                     # optional: patch -> the upstream release
     "0001-....patch" = "0.33.0"        #   that already carries it
 
 Rules: the PRs' patches, concatenated, are series itself (each patch in exactly
 one PR, PRs in merge order, each PR's patches consecutive); every PR has a title
-and at least one patch; a backport names a patch of its own PR.
+and at least one patch; a backport names a patch of its own PR; follow-up PRs
+come after every other PR.
 """
 
 from __future__ import annotations
@@ -48,11 +52,20 @@ def validate(names: list[str], prs: list[dict]) -> list[str]:
     if not prs:
         return ["stack.toml has no [[pr]] entries"]
     flat: list[str] = []
+    follow_up_seen = None
     for i, pr in enumerate(prs, 1):
         title = pr.get("title")
         patches = pr.get("patches")
         if not isinstance(title, str) or not title.strip():
             errors.append(f"PR {i} has no title")
+        follow_up = pr.get("follow_up", False)
+        if not isinstance(follow_up, bool):
+            errors.append(f"PR {i} ({title}): follow_up must be true or false")
+        elif follow_up and follow_up_seen is None:
+            follow_up_seen = i
+        elif not follow_up and follow_up_seen is not None:
+            errors.append(f"PR {i} ({title}) comes after follow-up PR "
+                          f"{follow_up_seen}: follow-ups come last")
         if not isinstance(patches, list) or not patches:
             errors.append(f"PR {i} ({title}) lists no patches")
             continue
@@ -95,6 +108,8 @@ def table(prs: list[dict], notes: bool = True) -> str:
         span = f"{first}" if first == last else f"{first}-{last}"
         backports = pr.get("backports") or {}
         title = pr["title"].replace("|", "/")
+        if pr.get("follow_up"):
+            title += " (follow-up)"
         if not notes:
             releases = ", ".join(sorted(set(backports.values())))
             rows.append(f"| PR {i} | {title} | {span} | {releases} |")

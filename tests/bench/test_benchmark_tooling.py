@@ -1821,6 +1821,46 @@ def test_abab_pins_the_engines_once_up_and_records_it(tmp_path, monkeypatch):
     assert calls == [] and json.loads(out.read_text())["pinned"] is None
 
 
+def test_pin_client_pins_this_process_beside_the_engines(tmp_path, monkeypatch,
+                                                         capsys):
+    """--pin-client: this process's threads go to its CPUs when the engines
+    are pinned, recorded in "pinned"; it needs --pin-engines and no CPU of
+    theirs, each refused with an error naming the flag."""
+    import threading
+
+    allowed = os.sched_getaffinity(0)
+    assert len(allowed) >= 2, "this test needs a machine with two CPUs"
+    lo, top = min(allowed), max(allowed)
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    _FakeEngines().install(monkeypatch, abab)
+    monkeypatch.setattr(abab, "pin_children", lambda cpus: {"cpus": sorted(cpus)})
+    stop = threading.Event()
+    helper = threading.Thread(target=stop.wait)  # a client thread to pin too
+    helper.start()
+    try:
+        assert abab.main(args + ["--pin-engines", str(top),
+                                 "--pin-client", str(lo)]) == 0
+        assert os.sched_getaffinity(0) == {lo}
+        assert os.sched_getaffinity(helper.native_id) == {lo}
+    finally:
+        os.sched_setaffinity(0, allowed)
+        stop.set()
+        helper.join()
+    assert json.loads(out.read_text())["pinned"] == {"cpus": [top], "client_cpus": [lo]}
+    for extra, says in ((["--pin-client", str(lo)], "needs --pin-engines"),
+                        (["--pin-engines", str(top), "--pin-client", str(top)],
+                         "are engine CPUs"),
+                        (["--pin-engines", str(top), "--pin-client", f"{top + 1}"],
+                         "names CPUs this process may not use")):
+        capsys.readouterr()
+        with pytest.raises(SystemExit) as err:
+            abab.main(args + extra)
+        said = f"{err.value.code} {capsys.readouterr().err}"
+        assert err.value.code != 0 and "--pin-client: " in said and says in said
+    with pytest.raises(SystemExit, match="--pin-client: .*may not use"):
+        abab.parse_cpus(f"{top + 1}", "--pin-client")
+
+
 def test_host_timer_table_reads_the_timers_answers_per_arm(
         tmp_path, engine_core_classes):
     """The reader of HostTimer's probe answers, on answers the real HostTimer

@@ -22,8 +22,10 @@
 # then the A/B s41, c = 1 and 8, 1 warm + 8 ABBA rounds, arms fixed in
 # advance, all under ab_hooks.HostTimer: target+t, sd2+t, sd4+t, dsl4+t (the
 # series' default config, cap 4). Engines pinned to two CPUs of two
-# different cores where the host shares cores between CPUs (host.txt now
-# lists them), else the two highest.
+# different cores, the client kept off those cores (in session 40 the same
+# arm's step ranged 2.8-4.2 ms between rounds, every call scaling with it: a
+# busy hyperthread beside the stepping thread would do that; host.txt now
+# lists which CPUs share a core).
 # Device time ~19 min: staging ~4, small pair ~4, start-ups ~5, rounds ~6.
 #   read: python3 benchmarks/host_timer_table.py abab.json.gz (gc0-gc2 beside
 #         the calls) and --pair sd4+t dsl4+t (each call's own time, DSL less
@@ -35,7 +37,10 @@ R=/tmp/s41; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9) || exit 1
 source "$root/env.sh"
 GPU_HOST_ROOT=$root SMALL_DIR=$R/small bash scripts/gpu-host/small-start.sh || exit 1
-CPUS=$(python3 - <<'PY'
+# Two CPUs of two different cores for the engines (the highest CPU of each of
+# the two highest cores), and every CPU of the other cores for the client
+# (abab.py --pin-client): nothing of the run shares the engines' cores.
+read -r CPUS OTHERS < <(python3 - <<'PY'
 import os
 from pathlib import Path
 cores = {}
@@ -45,12 +50,14 @@ for cpu in sorted(os.sched_getaffinity(0)):
         core = (topo / "physical_package_id").read_text().strip(), (topo / "core_id").read_text().strip()
     except OSError:
         core = ("?", str(cpu))
-    cores[core] = cpu  # the highest CPU of each core
-picked = sorted(cores.values())[-2:]
-print(",".join(map(str, picked)))
+    cores.setdefault(core, []).append(cpu)
+chosen = sorted(cores, key=lambda c: max(cores[c]))[-2:]
+engines = [max(cores[c]) for c in chosen]
+others = [cpu for c in cores if c not in chosen for cpu in cores[c]]
+print(",".join(map(str, engines)), ",".join(map(str, others)))
 PY
 )
-echo "pinned CPUs: $CPUS" >> "$R/host.txt"
+echo "engines pinned to CPUs $CPUS; the client to $OTHERS" >> "$R/host.txt"
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
 O='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/small/done AB_WAIT_S=600 \
@@ -59,7 +66,7 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/small/done AB_WAIT_S=600 \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
   --repeats-at 1:2,8:6 --engine "$E" --out abab.json \
   --arms 'target+t,sd2+t,sd4+t,dsl4+t' --arm-options "$O" \
-  --rounds 8 --warm-rounds 1 --dsl-starts-alone --pin-engines "$CPUS" \
+  --rounds 8 --warm-rounds 1 --dsl-starts-alone --pin-engines "$CPUS" ${OTHERS:+--pin-client "$OTHERS"} \
   > "$R/ab-start.log" 2>&1 || cat "$R/ab-start.log"
 sleep 5
 tar czf "$OUT/a.tgz" -C /tmp s41
