@@ -298,6 +298,8 @@ class HostTimer:
             (speculator, "_begin_confidence_exit", "begin"),
             (counts, "record", "record"),
             (counts, "gather", "gather"),
+            # patches-wip/dsl-drafted-counts-snapshot: a copy instead of gather.
+            (counts, "snapshot", "snapshot"),
             (clock, "step_started", "clock"),
         ):
             if owner is not None and callable(getattr(owner, attr, None)):

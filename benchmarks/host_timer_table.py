@@ -16,8 +16,9 @@ whose CPU time is close to its wall time is a wait that spins.
 
 Per concurrency, where ARM's step time goes beyond BASE's, round by round:
 each call's own time (wall, less the timed calls made inside it: ``begin``
-in ``propose``; ``propose``, ``record`` and ``gather`` in ``sample_tokens``;
-the clock in ``execute_model``; the hand-off in ``update_from_output``),
+in ``propose``; ``propose``, ``record`` and ``gather`` (or ``snapshot``) in
+``sample_tokens``; the clock in ``execute_model``; the hand-off in
+``update_from_output``),
 then the step's time outside every timed call, as the median over rounds of
 ARM less BASE in the same round, with the range. A call whose range spans
 zero differs by less than the host's speed did between the two arms'
@@ -75,7 +76,8 @@ def table(run: dict) -> str:
 
 # Timed calls made inside another timed call (HostTimer's wraps).
 PARENT = {"begin": "propose", "propose": "sample_tokens", "record": "sample_tokens",
-          "gather": "sample_tokens", "clock": "execute_model",
+          "gather": "sample_tokens", "snapshot": "sample_tokens",
+          "clock": "execute_model",
           "served_width": "update_from_output"}
 OUTSIDE = "outside the timed calls"
 

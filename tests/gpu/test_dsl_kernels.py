@@ -129,9 +129,24 @@ def test_begin_kernel_matches_the_torch_path(triton_is_on, num_reqs, num_rows,
     _assert_same(_begin_state("cuda", *args), _begin_state("cpu", *args), BEGIN_NAMES)
 
 
+def _counts_now(counts, idx, take_forwards=True):
+    """The verified requests' drafted counts (then, with ``take_forwards``,
+    the forwards since the last take), on CPU: through ``gather``, or where
+    ``DraftedTokenCounts`` hands them over as a snapshot read on the host
+    (patches-wip/dsl-drafted-counts-snapshot), through ``snapshot`` and
+    ``read``. The same values either way."""
+    if not hasattr(counts, "snapshot"):
+        return counts.gather(idx, take_forwards=take_forwards).cpu()
+    snapshot, rows = counts.snapshot().cpu().numpy(), idx.cpu().numpy()
+    if not take_forwards:
+        return torch.from_numpy(snapshot[rows])
+    drafted, forwards = counts.read(snapshot, rows)
+    return torch.tensor(drafted + [forwards], dtype=torch.int32)
+
+
 def _drafted_counts_run(device, num_reqs):
-    """Record and gather with ``DraftedTokenCounts`` on ``device``: every
-    gathered tensor and the final counts, on CPU."""
+    """Record and hand over with ``DraftedTokenCounts`` on ``device``: every
+    handed-over tensor and the final counts, on CPU."""
     from vllm.v1.worker.gpu.spec_decode.drafted_token_counts import DraftedTokenCounts
 
     slots = 2048
@@ -143,10 +158,10 @@ def _drafted_counts_run(device, num_reqs):
         idx = idx[:num_reqs].to(device)
         drafted = torch.randint(0, 7, (num_reqs,), generator=g).int().to(device)
         counts.record(idx, drafted, k, num_forwards=torch.tensor(k + 1, device=device))
-        out.append(counts.gather(idx, take_forwards=False).cpu())
+        out.append(_counts_now(counts, idx, take_forwards=False))
     counts.record(idx, drafted, 2)
-    out.append(counts.gather(idx).cpu())  # forwards: 4 + 6
-    out.append(counts.gather(idx).cpu())  # taken: 0
+    out.append(_counts_now(counts, idx))  # forwards: 4 + 6
+    out.append(_counts_now(counts, idx))  # taken: 0
     out.append(counts.num_drafted.cpu())
     return out
 

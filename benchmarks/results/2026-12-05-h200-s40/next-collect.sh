@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Next session's commands after next-snapshot-gc.sh (this folder), each issued
+# the moment the one before answers, on the same warm host: brings back
+# /tmp/s41 (a.tgz), the suite's tarball once it exists (once), then waits up
+# to WAIT s (default 560) for the A/B s41, collecting what ran (s41.tgz).
+# (Session 39's, with s41 for s40 and s40b, and tar's --exclude before the
+# folder, where session 40 found it had no effect.)
+set -uo pipefail
+T0=$(date +%s); W=${WAIT:-560}
+R=/tmp/s41
+left() { echo $(( W - ($(date +%s) - T0) )); }
+if [[ ! -f $R/suite-sent ]]; then
+  while [[ ! -f $R/after.done ]] && (( $(left) > 30 )); do sleep 2; done
+fi
+tar czf "$OUT/a.tgz" --exclude=s41/suite-out -C /tmp s41
+echo "suite: $(cat $R/suite.rc 2>/dev/null || echo running); kernels: $(cat $R/kernels.rc 2>/dev/null || echo -); intree: $(cat $R/intree.rc 2>/dev/null || echo -); small draft: $(cat $R/small.rc 2>/dev/null || echo running); go2: $([[ -f $R/go2 ]] && echo yes || echo no)"
+tail -n 3 "$R/kernels.log" "$R/intree.log" 2>/dev/null
+[[ -f $R/suite-out/gpu-suite.tgz && ! -f $R/suite-sent ]] && cp $R/suite-out/gpu-suite.tgz "$OUT/" && touch $R/suite-sent
+if [[ -d /tmp/ab/s41 ]] && (( $(left) > 5 )); then
+  bash scripts/gpu-host/ab-collect.sh s41 --wait "$(left)" 2>&1 | grep -v INFO | tail -n 25
+fi
+true
