@@ -40,8 +40,9 @@
 # 4), dsl4+t (the default config, cap 4). Engines pinned to two CPUs of two
 # different cores, the client (abab.py --pin-client) kept off those cores: in
 # session 40 the same arm's step ranged 2.8-4.2 ms between rounds, every call
-# scaling with it, and a busy hyperthread beside the stepping thread would do
-# that (host.txt now lists which CPUs share a core).
+# scaling with it. (Session 40's second host showed 16 CPUs, each its own core,
+# no cpufreq: whatever shares a core with the engines is the hypervisor's; the
+# client at least is kept off their CPUs.)
 # Device time ~25 min: staging ~4, suite ~7, start-ups ~5, rounds ~8.
 #   read: python3 benchmarks/host_timer_table.py abab.json.gz (gc0-gc2 and
 #         snapshot beside the calls; session 40's gather: 52-75 µs) and
