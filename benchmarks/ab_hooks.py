@@ -77,9 +77,9 @@ calls the method on every worker once the engine is up, before any workload).
   scheduler's ``schedule`` and ``update_from_output`` with DSL's hand-off to
   the served width inside it (``served_width``), and the garbage collector's
   runs by generation (``gc0``-``gc2``, on any thread of the process, also
-  inside whichever call triggered them: beyond DSL's named calls, session 40
-  could not place 225-580 µs a step of the DSL step's extra time over SD's,
-  and more allocation per step would show here).
+  inside whichever call triggered them: session 40 could not place the DSL
+  step's extra time over SD's beyond DSL's named calls, and more allocation
+  per step would show here).
   ``host_timer_on`` as the arm's ``rpc``, ``host_timer_read`` as its
   ``probe``: each round's answer is per step and starts afresh (session 38:
   a DSL step at one request took ~0.45 ms more host time than SD's at the
@@ -251,14 +251,17 @@ class _StepTimes:
 
     def read(self) -> dict:
         """Since the last read, then start afresh: ``steps`` (engine steps
-        started), the median wall and thread CPU time from one step's start
-        to the next (ms), and per wrapped call its calls, wall and CPU time
-        (µs) a step."""
+        started), the median and the mean wall and thread CPU time from one
+        step's start to the next (ms; the calls' times are means, so a step's
+        time outside them is the mean less their sum), and per wrapped call
+        its calls, wall and CPU time (µs) a step."""
         steps = self.steps
         out: dict = {
             "steps": steps,
             "step_wall_ms": _median_ms(self.step_wall_ns),
             "step_cpu_ms": _median_ms(self.step_cpu_ns),
+            "step_wall_mean_ms": _mean_ms(self.step_wall_ns),
+            "step_cpu_mean_ms": _mean_ms(self.step_cpu_ns),
         }
         for name, totals in self.calls.items():
             calls, wall, cpu = totals
@@ -276,6 +279,10 @@ class _StepTimes:
 
 def _median_ms(ns: list[int]) -> float | None:
     return statistics.median(ns) / 1e6 if ns else None
+
+
+def _mean_ms(ns: list[int]) -> float | None:
+    return statistics.fmean(ns) / 1e6 if ns else None
 
 
 class HostTimer:

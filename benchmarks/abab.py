@@ -531,15 +531,17 @@ def pin_children(cpus: set[int]) -> dict:
 def pin_client(cpus: set[int]) -> int:
     """``--pin-client``: pin every thread of this process (the client) to
     ``cpus``; threads it starts later inherit it. Returns the threads pinned."""
-    threads = 0
+    threads = refused = 0
     for tid in os.listdir("/proc/self/task"):
         try:
             os.sched_setaffinity(int(tid), cpus)
             threads += 1
         except ProcessLookupError:  # the thread ended meanwhile
             pass
-    print(f"[abab] pinned this client's {threads} threads to CPUs {sorted(cpus)}",
-          flush=True)
+        except OSError:  # e.g. a cpuset that forbids it: counted, not fatal
+            refused += 1
+    print(f"[abab] pinned this client's {threads} threads to CPUs {sorted(cpus)} "
+          f"({refused} refused)", flush=True)
     return threads
 
 
@@ -832,7 +834,12 @@ def main(argv: list[str]) -> int:
             for r in range(args.warm_rounds):
                 for i in range(len(arms)):
                     if arms[i]["name"] not in failed:
-                        run_or_drop(i, f"w{r}c{c}", f"warm round {r}")
+                        res = run_or_drop(i, f"w{r}c{c}", f"warm round {r}")
+                        if res is not None and arms[i]["probe"]:
+                            # Read and dropped: a probe that answers since its
+                            # last read (HostTimer) then gives the first
+                            # measured round that round alone.
+                            probe(engines[i], arms[i]["probe"])
             for r in range(args.rounds):
                 order = list(range(len(arms)))
                 if r % 2:

@@ -15,11 +15,12 @@ whose CPU time is close to its wall time is a wait that spins.
     python benchmarks/host_timer_table.py ABAB.json[.gz] --pair BASE ARM
 
 Per concurrency, where ARM's step time goes beyond BASE's, round by round:
-each call's own time (wall, less the timed calls made inside it: ``begin``
-in ``propose``; ``propose``, ``record`` and ``gather`` (or ``snapshot``) in
+the median step's difference, then each call's own time (wall, a mean a
+step, less the timed calls made inside it: ``begin`` in ``propose``;
+``propose``, ``record`` and ``gather`` (or ``snapshot``) in
 ``sample_tokens``; the clock in ``execute_model``; the hand-off in
-``update_from_output``),
-then the step's time outside every timed call, as the median over rounds of
+``update_from_output``), then the mean step's time outside every timed call
+(where the answers have the mean step), each as the median over rounds of
 ARM less BASE in the same round, with the range. A call whose range spans
 zero differs by less than the host's speed did between the two arms'
 segments (session 40: up to 47% between rounds). Garbage collection
@@ -83,18 +84,22 @@ OUTSIDE = "outside the timed calls"
 
 
 def own_times(answer: dict) -> dict[str, float]:
-    """One probe answer as each call's own wall time a step (µs: less the
-    timed calls inside it), the step's time outside every timed call, and
-    the garbage collector's time apart (``gc0``-``gc2``, inside the others)."""
+    """One probe answer as each call's own wall time a step (µs, a mean:
+    less the timed calls inside it), the mean step's time outside every
+    timed call where the answer has the mean step (``step_wall_mean_ms``;
+    answers from before session 40's second half have only the median, which
+    cannot be set against means), and the garbage collector's time apart
+    (``gc0``-``gc2``, inside the others)."""
     total = {k: v["wall_us"] or 0.0 for k, v in answer.items()
              if isinstance(v, dict) and v.get("wall_us") is not None}
     own = {k: t for k, t in total.items() if not k.startswith("gc")}
     for child, parent in PARENT.items():
         if child in own and parent in own:
             own[parent] -= total[child]
-    top = sum(t for k, t in total.items()
-              if not k.startswith("gc") and PARENT.get(k) not in total)
-    own[OUTSIDE] = answer["step_wall_ms"] * 1e3 - top
+    if answer.get("step_wall_mean_ms") is not None:
+        top = sum(t for k, t in total.items()
+                  if not k.startswith("gc") and PARENT.get(k) not in total)
+        own[OUTSIDE] = answer["step_wall_mean_ms"] * 1e3 - top
     own.update({k: t for k, t in total.items() if k.startswith("gc")})
     return own
 
@@ -113,9 +118,10 @@ def paired(run: dict, base: str, arm: str) -> str:
                      f"(median over {len(rounds)} rounds of the same round's "
                      "difference [range])")
         steps = [(a["step_wall_ms"] - b["step_wall_ms"]) * 1e3 for b, a in rounds]
-        lines.append(f"  {'step':<38} {_diff(steps)}")
+        lines.append(f"  {'step (median step)':<38} {_diff(steps)}")
         owns = [(own_times(b), own_times(a)) for b, a in rounds]
-        names = list(dict.fromkeys(k for _, a in owns for k in a))
+        # Every call either arm has (one only the base makes counts as gone).
+        names = list(dict.fromkeys(k for b, a in owns for k in (*b, *a)))
         names.sort(key=lambda k: (k.startswith("gc"), k == OUTSIDE))
         for name in names:
             diffs = [a.get(name, 0.0) - b.get(name, 0.0) for b, a in owns]

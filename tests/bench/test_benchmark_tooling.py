@@ -1463,9 +1463,10 @@ def test_host_clock_off():
 
 
 def test_an_arms_probe_is_read_after_each_measured_round(tmp_path, monkeypatch):
-    """``probe``: a worker method called after every measured round (not
-    after warm rounds or the start-up), its answers kept per point, round and
-    worker, and shown in the summary."""
+    """``probe``: a worker method called after every measured round, its
+    answers kept per point, round and worker, and shown in the summary; also
+    after each warm round, its answer dropped, so that a probe answering
+    since its last read gives the first measured round alone."""
     abab, out, args = _abab(tmp_path, "sd4,dsl6+clock")
     fake = _FakeEngines()
     fake.install(monkeypatch, abab)
@@ -1480,13 +1481,13 @@ def test_an_arms_probe_is_read_after_each_measured_round(tmp_path, monkeypatch):
     options = {"clock": {"probe": "dsl_host_step_ms"}}
     assert abab.main(args + ["--warm-rounds", "1",
                              "--arm-options", json.dumps(options)]) == 0
-    assert [a[2] for a in asked] == [("run", "dsl6", f"r{r}c{c}")
-                                     for c in (1, 8) for r in (0, 1)]
+    assert [a[2] for a in asked] == [("run", "dsl6", f"{r}c{c}")
+                                     for c in (1, 8) for r in ("w0", "r0", "r1")]
     assert {a[:2] for a in asked} == {("dsl6", "dsl_host_step_ms")}
     data = json.loads(out.read_text())
     assert [p["probes"] for p in data["points"]] == [
-        {"dsl6+clock": [[1.25], [2.5]]}, {"dsl6+clock": [[3.75], [5.0]]}]
-    assert "dsl6+clock probe per round: 1.250 2.500" in "\n".join(data["summary"])
+        {"dsl6+clock": [[2.5], [3.75]]}, {"dsl6+clock": [[6.25], [7.5]]}]
+    assert "dsl6+clock probe per round: 2.500 3.750" in "\n".join(data["summary"])
 
 
 def test_host_step_probe_reads_the_rules_host_time_and_changes_nothing():
@@ -1630,7 +1631,8 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(
     # From one step's start to the next: 3 ms computing, 2 ms asleep.
     assert 4.5 < got["step_wall_ms"] < 50
     assert 2.5 < got["step_cpu_ms"] < got["step_wall_ms"] - 1.5
-    assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "execute_model",
+    assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "step_wall_mean_ms",
+                        "step_cpu_mean_ms", "execute_model",
                         "sample_tokens", "propose", "begin", "record", "gather",
                         "clock", "wait_output", "schedule", "update_from_output",
                         "served_width", "gc0", "gc1", "gc2"}
@@ -1668,7 +1670,8 @@ def test_host_timer_times_only_the_calls_an_sd_runner_has(engine_core_classes):
     runner.execute_model()
     runner.execute_model()
     got = worker.host_timer_read()
-    assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "execute_model",
+    assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "step_wall_mean_ms",
+                        "step_cpu_mean_ms", "execute_model",
                         "sample_tokens", "wait_output", "schedule",
                         "update_from_output", "served_width", "gc0", "gc1", "gc2"}
     assert got["steps"] == 2 and got["step_cpu_ms"] > 2.5
@@ -1712,11 +1715,10 @@ def test_step_times_time_each_garbage_collection_by_generation():
     # A full collection of 2000 cycles takes time, inside the step that ran it.
     assert got["gc2"]["wall_us"] > 0 and got["gc2"]["cpu_us"] > 0
     assert got["execute_model"]["wall_us"] >= got["gc2"]["wall_us"]
-    # Removed: a later collection is not counted; each read starts afresh.
-    gc.collect()
-    again = times.read()
-    assert again["gc2"] == {"calls": None, "wall_us": None, "cpu_us": None}
+    # Each read starts afresh; removed, the callback counts no later collection.
     assert times.calls["gc2"] == [0, 0, 0]
+    gc.collect()
+    assert times.calls["gc0"] == times.calls["gc1"] == times.calls["gc2"] == [0, 0, 0]
 
 
 def test_probe_text_writes_an_object_answer_per_round():
@@ -1905,15 +1907,18 @@ def test_host_timer_pair_splits_the_step_into_each_calls_own_time():
     import host_timer_table
 
     def answer(step_ms, **wall):
-        out = {"steps": 100, "step_wall_ms": step_ms, "step_cpu_ms": step_ms}
+        out = {"steps": 100, "step_wall_ms": step_ms - 0.2, "step_cpu_ms": step_ms,
+               "step_wall_mean_ms": step_ms}
         for name, us in wall.items():
             out[name] = {"calls": 1.0, "wall_us": us, "cpu_us": us}
         return out
 
     sd = [answer(3.0, execute_model=1000, sample_tokens=1500, propose=800,
-                 schedule=100, update_from_output=100, wait_output=20, gc0=5),
+                 schedule=100, update_from_output=100, wait_output=20, gc0=5,
+                 gone=40),
           answer(4.0, execute_model=1300, sample_tokens=2000, propose=1000,
-                 schedule=150, update_from_output=120, wait_output=30, gc0=5)]
+                 schedule=150, update_from_output=120, wait_output=30, gc0=5,
+                 gone=40)]
     dsl = [answer(3.5, execute_model=1100, sample_tokens=1800, propose=900,
                   begin=30, record=20, gather=60, clock=15, schedule=100,
                   update_from_output=140, served_width=30, wait_output=20, gc0=9),
@@ -1929,7 +1934,9 @@ def test_host_timer_pair_splits_the_step_into_each_calls_own_time():
         "sd4+t": [[a] for a in sd], "dsl4+t": [[a] for a in dsl]}}]}
     text = host_timer_table.paired(run, "sd4+t", "dsl4+t")
     rows = {line[:40].strip(): line[40:].split() for line in text.splitlines()[1:]}
-    assert rows["step"] == ["+350", "[+200,", "+500]"]
+    assert rows["step (median step)"] == ["+350", "[+200,", "+500]"]
+    # A call only the base makes shows, as gone.
+    assert rows["gone"] == ["-40", "[-40,", "-40]"]
     # Own times: 85 and -5 (execute_model less clock), 0 for an equal call.
     assert rows["execute_model"] == ["+40", "[-5,", "+85]"]
     # 1800 - 900 - 20 - 60 against 1500 - 800; 2100 - 1010 - 20 - 60 against 1000.
@@ -1938,12 +1945,16 @@ def test_host_timer_pair_splits_the_step_into_each_calls_own_time():
     assert rows["served_width (in update_from_output)"] == ["+30", "[+30,", "+30]"]
     assert rows["schedule"] == ["+0", "[+0,", "+0]"]
     assert rows["gc0"] == ["+2", "[+0,", "+4]"]
-    # Outside: 340 and 460 in the DSL arm against 280 and 400.
-    outside = [3500 - 3160 - (3000 - 2720), 4200 - 3740 - (4000 - 3600)]
+    # Outside: 340 and 460 in the DSL arm against 240 and 360.
+    outside = [3500 - 3160 - (3000 - 2760), 4200 - 3740 - (4000 - 3640)]
     assert rows[host_timer_table.OUTSIDE] == [
         f"{statistics.median(outside):+.0f}", f"[{min(outside):+.0f},",
         f"{max(outside):+.0f}]"]
     assert list(rows)[-2:] == [host_timer_table.OUTSIDE, "gc0"]
+    # Without the mean step (answers of older runs) no outside line: a median
+    # step cannot be set against mean calls.
+    del dsl[0]["step_wall_mean_ms"]
+    assert host_timer_table.OUTSIDE not in host_timer_table.own_times(dsl[0])
     assert "no HostTimer probe answers of both" in host_timer_table.paired(
         run, "sd4+t", "sd2+t")
 

@@ -7,9 +7,10 @@
 #      in session 40): the GPU suite on the wip, its changed CUDA tests among
 #      the in-tree ones;
 #   2. where the DSL step's host time beyond DSL's named calls goes. Session 40
-#      (README here, item 4) measured the named calls to a few µs, but the
-#      rest of the DSL step's extra time over SD K=4's (a median 225 µs at
-#      c = 1, 580 µs at c = 8) in ranges over the rounds that span zero.
+#      (README here, item 4) measured the named calls to a few µs (151 and
+#      167 µs a step), but the DSL step's median was 376 µs (c = 1) and 750 µs
+#      (c = 8) longer than SD K=4's, the large calls' differences in ranges
+#      over the rounds that span zero.
 #      ab_hooks.HostTimer now also times the garbage collector per step
 #      (gc0-gc2) and the snapshot by name.
 #
