@@ -499,6 +499,23 @@ def parse_cpus(text: str, flag: str = "--pin-engines") -> set[int]:
     return cpus
 
 
+def _pin_threads(pid: int | str, cpus: set[int]) -> tuple[int, int]:
+    """Pin every thread of process ``pid`` (``"self"``: this one) to ``cpus``;
+    threads it starts later inherit it. Returns the threads pinned and those
+    refused (e.g. by a cpuset: counted, not fatal); a thread that ended
+    meanwhile is neither. FileNotFoundError if the process has ended."""
+    threads = refused = 0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            os.sched_setaffinity(int(tid), cpus)
+            threads += 1
+        except ProcessLookupError:  # the thread ended meanwhile
+            pass
+        except OSError:
+            refused += 1
+    return threads, refused
+
+
 def pin_children(cpus: set[int]) -> dict:
     """Pin every thread of every process below this one (the engine cores
     and whatever they started) to ``cpus``; threads they start later inherit
@@ -509,18 +526,12 @@ def pin_children(cpus: set[int]) -> dict:
     processes = threads = refused = 0
     for child in psutil.Process().children(recursive=True):
         try:
-            tids = os.listdir(f"/proc/{child.pid}/task")
+            pinned_here, refused_here = _pin_threads(child.pid, cpus)
         except FileNotFoundError:  # it ended meanwhile
             continue
         processes += 1
-        for tid in tids:
-            try:
-                os.sched_setaffinity(int(tid), cpus)
-                threads += 1
-            except ProcessLookupError:  # the thread ended meanwhile
-                pass
-            except OSError:  # e.g. a cpuset that forbids it: counted, not fatal
-                refused += 1
+        threads += pinned_here
+        refused += refused_here
     pinned = {"cpus": sorted(cpus), "processes": processes, "threads": threads,
               "refused": refused}
     print(f"[abab] pinned {threads} threads of {processes} engine processes to CPUs "
@@ -531,15 +542,7 @@ def pin_children(cpus: set[int]) -> dict:
 def pin_client(cpus: set[int]) -> int:
     """``--pin-client``: pin every thread of this process (the client) to
     ``cpus``; threads it starts later inherit it. Returns the threads pinned."""
-    threads = refused = 0
-    for tid in os.listdir("/proc/self/task"):
-        try:
-            os.sched_setaffinity(int(tid), cpus)
-            threads += 1
-        except ProcessLookupError:  # the thread ended meanwhile
-            pass
-        except OSError:  # e.g. a cpuset that forbids it: counted, not fatal
-            refused += 1
+    threads, refused = _pin_threads("self", cpus)
     print(f"[abab] pinned this client's {threads} threads to CPUs {sorted(cpus)} "
           f"({refused} refused)", flush=True)
     return threads
