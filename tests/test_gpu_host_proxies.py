@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import time
 from pathlib import Path
 
 import pytest
+from scratch_checkout import scratch_checkout, start
 from waiting import wait_for_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -33,25 +33,17 @@ sys.exit(int(os.environ.get("FAIL_" + name.upper(), "0")))
 
 @pytest.fixture
 def host(tmp_path):
-    checkout = tmp_path / "checkout"
-    gpu_host = checkout / "scripts" / "gpu-host"
-    gpu_host.mkdir(parents=True)
-    for name in ("distill.py", "build_scaled.py"):
-        (gpu_host / name).write_text(STAND_IN)
-    (checkout / ".gpu-bundles" / "prompts").mkdir(parents=True)
-    root = tmp_path / "gpuhost"
+    checkout, root, record = scratch_checkout(
+        tmp_path, {"distill.py": STAND_IN, "build_scaled.py": STAND_IN},
+        "export PROXY_TEST_ENV=sourced\n")
     (root / "models" / "smollm2-l16").mkdir(parents=True)
-    (root / "env.sh").write_text("export PROXY_TEST_ENV=sourced\n")
-    record = tmp_path / "record"
-    record.mkdir()
     env = {**os.environ, "GPU_HOST_ROOT": str(root),
            "PROXY_DIR": str(tmp_path / "proxies"), "RECORD": str(record)}
     return checkout, root, env, tmp_path
 
 
 def _start(checkout, env, *args):
-    return subprocess.run(["bash", str(SCRIPT), *args], cwd=checkout, env=env,
-                          capture_output=True, text=True, timeout=30)
+    return start(SCRIPT, checkout, env, *args)
 
 
 def test_the_chain_waits_for_the_truncation_then_builds_both(host):

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from pathlib import Path
 
 import pytest
+from scratch_checkout import scratch_checkout, start
 from waiting import wait_for_text
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -35,25 +35,16 @@ sys.exit(int(os.environ.get("FAIL_" + name.upper(), "0")))
 
 @pytest.fixture
 def host(tmp_path):
-    checkout = tmp_path / "checkout"
-    gpu_host = checkout / "scripts" / "gpu-host"
-    gpu_host.mkdir(parents=True)
-    for name in ("build_models.py", "distill.py"):
-        (gpu_host / name).write_text(STAND_IN)
-    (checkout / ".gpu-bundles" / "prompts").mkdir(parents=True)
-    root = tmp_path / "gpuhost"
-    root.mkdir()
-    (root / "env.sh").write_text("export SMALL_TEST_ENV=sourced\n")
-    record = tmp_path / "record"
-    record.mkdir()
+    checkout, root, record = scratch_checkout(
+        tmp_path, {"build_models.py": STAND_IN, "distill.py": STAND_IN},
+        "export SMALL_TEST_ENV=sourced\n")
     env = {**os.environ, "GPU_HOST_ROOT": str(root),
            "SMALL_DIR": str(tmp_path / "small"), "RECORD": str(record)}
     return checkout, root, env, tmp_path
 
 
 def _start(checkout, env, *args):
-    return subprocess.run(["bash", str(SCRIPT), *args], cwd=checkout, env=env,
-                          capture_output=True, text=True, timeout=30)
+    return start(SCRIPT, checkout, env, *args)
 
 
 def test_the_chain_builds_the_models_then_the_draft(host):
