@@ -19,8 +19,8 @@ the median step's difference, then each call's own time (wall, a mean a
 step, less the timed calls made inside it: ``begin`` in ``propose``;
 ``propose``, ``record`` and ``gather`` (or ``snapshot``) in
 ``sample_tokens``; the clock in ``execute_model``; the hand-off in
-``update_from_output``), then the mean step's time outside every timed call
-(where the answers have the mean step), each as the median over rounds of
+``update_from_output``), then the mean busy step's time outside every timed
+call (where the answers have it: idle gaps left out), each as the median over rounds of
 ARM less BASE in the same round, with the range. A call whose range spans
 zero differs by less than the host's speed did between the two arms'
 segments (session 40: up to 47% between rounds). Garbage collection
@@ -86,9 +86,10 @@ OUTSIDE = "outside the timed calls"
 def own_times(answer: dict) -> dict[str, float]:
     """One probe answer as each call's own wall time a step (µs, a mean:
     less the timed calls inside it), the mean step's time outside every
-    timed call where the answer has the mean step (``step_wall_mean_ms``;
-    answers from before session 40's second half have only the median, which
-    cannot be set against means), and the garbage collector's time apart
+    timed call where the answer has the mean busy step
+    (``step_busy_wall_mean_ms``; older answers have only the median, which
+    cannot be set against means, or a mean over every period, idle gaps
+    included: 4.5-31 ms in session 41), and the garbage collector's time apart
     (``gc0``-``gc2``, inside the others)."""
     total = {k: v["wall_us"] or 0.0 for k, v in answer.items()
              if isinstance(v, dict) and v.get("wall_us") is not None}
@@ -96,10 +97,10 @@ def own_times(answer: dict) -> dict[str, float]:
     for child, parent in PARENT.items():
         if child in own and parent in own:
             own[parent] -= total[child]
-    if answer.get("step_wall_mean_ms") is not None:
+    if answer.get("step_busy_wall_mean_ms") is not None:
         top = sum(t for k, t in total.items()
                   if not k.startswith("gc") and PARENT.get(k) not in total)
-        own[OUTSIDE] = answer["step_wall_mean_ms"] * 1e3 - top
+        own[OUTSIDE] = answer["step_busy_wall_mean_ms"] * 1e3 - top
     own.update({k: t for k, t in total.items() if k.startswith("gc")})
     return own
 

@@ -1632,7 +1632,8 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(
     assert 4.5 < got["step_wall_ms"] < 50
     assert 2.5 < got["step_cpu_ms"] < got["step_wall_ms"] - 1.5
     assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "step_wall_mean_ms",
-                        "step_cpu_mean_ms", "execute_model",
+                        "step_cpu_mean_ms", "step_busy_wall_mean_ms",
+                        "step_busy_cpu_mean_ms", "idle_gaps", "execute_model",
                         "sample_tokens", "propose", "begin", "record", "gather",
                         "clock", "wait_output", "schedule", "update_from_output",
                         "served_width", "gc0", "gc1", "gc2"}
@@ -1671,10 +1672,43 @@ def test_host_timer_times_only_the_calls_an_sd_runner_has(engine_core_classes):
     runner.execute_model()
     got = worker.host_timer_read()
     assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "step_wall_mean_ms",
-                        "step_cpu_mean_ms", "execute_model",
+                        "step_cpu_mean_ms", "step_busy_wall_mean_ms",
+                        "step_busy_cpu_mean_ms", "idle_gaps", "execute_model",
                         "sample_tokens", "wait_output", "schedule",
                         "update_from_output", "served_width", "gc0", "gc1", "gc2"}
     assert got["steps"] == 2 and got["step_cpu_ms"] > 2.5
+
+
+def test_step_times_leave_idle_gaps_out_of_the_busy_mean(monkeypatch):
+    """A period from one step's start to the next that waits for work (no
+    request in flight) is left out of the busy means and counted; the plain
+    means keep it. Periods of 4, 4, 5, 4 ms and one 40 ms gap, by a fake
+    clock."""
+    import ab_hooks
+
+    starts = [0, 4, 8, 13, 17, 57]  # ms; 17 -> 57 is the gap
+    clock = iter(t * 1_000_000 for t in starts)
+    now = {"ns": 0}
+
+    def wall():
+        return now["ns"]
+
+    monkeypatch.setattr(ab_hooks.time, "perf_counter_ns", wall)
+    monkeypatch.setattr(ab_hooks.time, "thread_time_ns", wall)
+    times = ab_hooks._StepTimes()
+    holder = type("Holder", (), {"step": staticmethod(lambda: None)})()
+    times.wrap(holder, "step", "execute_model", step=True)
+    for _ in starts:
+        now["ns"] = next(clock)
+        holder.step()
+    got = times.read()
+    assert got["steps"] == 6 and got["idle_gaps"] == 1
+    assert got["step_wall_ms"] == 4.0
+    assert got["step_busy_wall_mean_ms"] == got["step_busy_cpu_mean_ms"] == 4.25
+    assert got["step_wall_mean_ms"] == pytest.approx(57 / 5)
+    # Nothing to read: no gaps, no means.
+    again = times.read()
+    assert again["idle_gaps"] == 0 and again["step_busy_wall_mean_ms"] is None
 
 
 def test_step_times_time_each_garbage_collection_by_generation():
@@ -1908,7 +1942,7 @@ def test_host_timer_pair_splits_the_step_into_each_calls_own_time():
 
     def answer(step_ms, **wall):
         out = {"steps": 100, "step_wall_ms": step_ms - 0.2, "step_cpu_ms": step_ms,
-               "step_wall_mean_ms": step_ms}
+               "step_wall_mean_ms": step_ms + 20, "step_busy_wall_mean_ms": step_ms}
         for name, us in wall.items():
             out[name] = {"calls": 1.0, "wall_us": us, "cpu_us": us}
         return out
@@ -1951,9 +1985,10 @@ def test_host_timer_pair_splits_the_step_into_each_calls_own_time():
         f"{statistics.median(outside):+.0f}", f"[{min(outside):+.0f},",
         f"{max(outside):+.0f}]"]
     assert list(rows)[-2:] == [host_timer_table.OUTSIDE, "gc0"]
-    # Without the mean step (answers of older runs) no outside line: a median
-    # step cannot be set against mean calls.
-    del dsl[0]["step_wall_mean_ms"]
+    # Without the mean busy step (answers of older runs) no outside line: a
+    # median step cannot be set against mean calls, nor a mean over idle gaps.
+    del dsl[0]["step_busy_wall_mean_ms"]
+    assert "step_wall_mean_ms" in dsl[0]
     assert host_timer_table.OUTSIDE not in host_timer_table.own_times(dsl[0])
     assert "no HostTimer probe answers of both" in host_timer_table.paired(
         run, "sd4+t", "sd2+t")
