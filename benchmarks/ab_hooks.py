@@ -69,7 +69,8 @@ calls the method on every worker once the engine is up, before any workload).
   to the next, the ``HostStepClock``'s measure, for any arm) and, inclusive,
   ``execute_model``, ``sample_tokens``, the drafter's ``propose`` and the
   calls only a DSL engine makes (``begin``: the exit state's set-up,
-  ``record`` and ``gather``: the drafted counts, ``clock``: the host clock),
+  ``record`` and ``snapshot``, ``gather`` before 0036: the drafted counts,
+  ``clock``: the host clock),
   the wait for a step's output (``wait_output``: the wait for its copy,
   then its conversion to lists, tens of µs when nothing is waited for; a
   long wait whose CPU time is close to its wall time spins, which the host
@@ -321,9 +322,9 @@ class HostTimer:
             (speculator, "propose", "propose"),
             (speculator, "_begin_confidence_exit", "begin"),
             (counts, "record", "record"),
-            (counts, "gather", "gather"),
-            # patches-wip/dsl-drafted-counts-snapshot: a copy instead of gather.
+            # Since 0036 one copy of the counts (snapshot); gather before it.
             (counts, "snapshot", "snapshot"),
+            (counts, "gather", "gather"),
             (clock, "step_started", "clock"),
         ):
             if owner is not None and callable(getattr(owner, attr, None)):

@@ -1550,7 +1550,8 @@ class _TimedRunner:
         time.sleep(0.002)
         idx = torch.tensor([2, 0])
         if self.drafted_token_counts is not None:
-            self.gathered.append(self.drafted_token_counts.gather(idx).tolist())
+            counts = self.drafted_token_counts
+            self.gathered.append(counts.read(counts.snapshot().numpy(), idx.numpy()))
             self.drafted_token_counts.record(
                 idx, torch.tensor([3, 1], dtype=torch.int32), 4)
         return self.speculator.propose()
@@ -1617,9 +1618,9 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(
     for _ in range(5):
         assert runner.execute_model() == "output"
         assert runner.sample_tokens() == "drafts"
-    # The wrapped real DraftedTokenCounts still reports what was recorded.
+    # The wrapped real DraftedTokenCounts still reports what was recorded
     # (slot 2 drafted 3, slot 0 one; no forwards recorded).
-    assert runner.gathered == [[0, 0, 0]] + [[3, 1, 0]] * 4
+    assert runner.gathered == [([0, 0], 0)] + [([3, 1], 0)] * 4
     with pytest.raises(RuntimeError, match="step failed"):
         runner.execute_model(fail=True)
     assert _SleepingOutput().get_output() == "copied"
@@ -1634,7 +1635,7 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(
     assert set(got) == {"steps", "step_wall_ms", "step_cpu_ms", "step_wall_mean_ms",
                         "step_cpu_mean_ms", "step_busy_wall_mean_ms",
                         "step_busy_cpu_mean_ms", "idle_gaps", "execute_model",
-                        "sample_tokens", "propose", "begin", "record", "gather",
+                        "sample_tokens", "propose", "begin", "record", "snapshot",
                         "clock", "wait_output", "schedule", "update_from_output",
                         "served_width", "gc0", "gc1", "gc2"}
     # The hand-off is timed inside the call that makes it.
@@ -1649,12 +1650,12 @@ def test_host_timer_times_steps_and_dsl_calls_and_changes_no_result(
     assert got["execute_model"]["cpu_us"] > 2500
     assert got["sample_tokens"]["calls"] == pytest.approx(5 / 6)
     assert got["sample_tokens"]["wall_us"] > got["sample_tokens"]["cpu_us"] + 1000
-    assert got["gather"]["calls"] == got["record"]["calls"] == pytest.approx(5 / 6)
+    assert got["snapshot"]["calls"] == got["record"]["calls"] == pytest.approx(5 / 6)
     assert got["begin"]["calls"] == 0.0  # wrapped, never called here
     # Each read starts afresh.
     again = worker.host_timer_read()
     assert again["steps"] == 0 and again["step_wall_ms"] is None
-    assert again["gather"] == {"calls": None, "wall_us": None, "cpu_us": None}
+    assert again["snapshot"] == {"calls": None, "wall_us": None, "cpu_us": None}
 
 
 def test_host_timer_times_only_the_calls_an_sd_runner_has(engine_core_classes):
@@ -1781,7 +1782,7 @@ def test_host_timer_names_what_the_series_vllm_has():
                       (GPUModelRunner, "sample_tokens"),
                       (DraftModelSpeculator, "propose"),
                       (DraftModelSpeculator, "_begin_confidence_exit"),
-                      (DraftedTokenCounts, "record"), (DraftedTokenCounts, "gather"),
+                      (DraftedTokenCounts, "record"), (DraftedTokenCounts, "snapshot"),
                       (HostStepClock, "step_started")):
         assert callable(getattr(cls, attr, None)), f"{cls.__name__}.{attr}"
 
@@ -1923,8 +1924,8 @@ def test_host_timer_table_reads_the_timers_answers_per_arm(
     path.write_text(json.dumps(run))
     med = host_timer_table.arm_medians(rounds)
     assert med["step_cpu_ms"] == statistics.median(r[0]["step_cpu_ms"] for r in rounds)
-    assert med["gather"]["wall_us"] == statistics.median(
-        r[0]["gather"]["wall_us"] for r in rounds)
+    assert med["snapshot"]["wall_us"] == statistics.median(
+        r[0]["snapshot"]["wall_us"] for r in rounds)
     # A call wrapped but never made takes no time.
     assert med["begin"] == {"wall_us": 0.0, "cpu_us": 0.0}
     text = host_timer_table.table(json.loads(path.read_text()))

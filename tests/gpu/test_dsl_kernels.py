@@ -1,6 +1,6 @@
 """The DSL per-step bookkeeping kernels (Triton) on the GPU, each against a
 torch reference of its semantics: the exit state's ``begin`` (one launch),
-the drafted-count record and gather (one launch each), and the stand-in
+the drafted-count record (one launch) and its snapshot, and the stand-in
 tokens that ``combine_sampled_and_draft_tokens`` writes for exited drafts
 and ``gather_draft_sampled`` reads back as -1.
 
@@ -131,12 +131,8 @@ def test_begin_kernel_matches_the_torch_path(triton_is_on, num_reqs, num_rows,
 
 def _counts_now(counts, idx, take_forwards=True):
     """The verified requests' drafted counts (then, with ``take_forwards``,
-    the forwards since the last take), on CPU: through ``gather``, or where
-    ``DraftedTokenCounts`` hands them over as a snapshot read on the host
-    (patches-wip/dsl-drafted-counts-snapshot), through ``snapshot`` and
-    ``read``. The same values either way."""
-    if not hasattr(counts, "snapshot"):
-        return counts.gather(idx, take_forwards=take_forwards).cpu()
+    the forwards since the last take), on CPU, as the output hands them
+    over: a ``snapshot`` copied to the host and ``read`` there."""
     snapshot, rows = counts.snapshot().cpu().numpy(), idx.cpu().numpy()
     if not take_forwards:
         return torch.from_numpy(snapshot[rows])
