@@ -63,6 +63,14 @@ calls the method on every worker once the engine is up, before any workload).
   GPU puts the worker in the engine core's process). The A/B against the
   series asks whether keeping the width pays.
   ``ServedKeepsWidthTimer`` has ``HostTimer``'s methods too.
+- ``ServedNarrowsOnTokens.dsl_served_narrows_on_tokens``: with
+  patches-wip/dsl-served-width-step-gate the served width moves to a
+  narrower width only where the paired units' steps were shorter there as
+  well as their token cheaper (session 41: on the small pair, a host-bound
+  engine, one request moved from 4 to 3 on tokens alone and DSL lost 2.6% of
+  its tokens a step). This turns that check off (class-wide, as
+  ``ServedKeepsWidth``), for an arm that serves as the series did.
+  ``ServedNarrowsOnTokensTimer`` has ``HostTimer``'s methods too.
 - ``HostTimer.host_timer_on`` / ``host_timer_read``: times on the host, with
   no profiler, what the worker runs each engine step: the steps themselves
   (wall time and the stepping thread's CPU time from one ``execute_model``
@@ -383,6 +391,28 @@ class ServedKeepsWidth:
         return True
 
 
+class ServedNarrowsOnTokens:
+    def dsl_served_narrows_on_tokens(self) -> bool:
+        """True once the engine core's served width rule moves to a narrower
+        width on the price of its token alone, as before
+        patches-wip/dsl-served-width-step-gate (which also asks for shorter
+        steps there); False if the rule has no such check (the series
+        without that patch) or it is already off."""
+        from vllm.v1.spec_decode.dynamic import served_width
+
+        window = getattr(served_width, "_Window", None)
+        gate = getattr(window, "steps_shorter", None)
+        if gate is None or getattr(gate, "_off", False):
+            return False
+
+        def steps_shorter_always(self) -> bool:
+            return True
+
+        steps_shorter_always._off = True  # type: ignore[attr-defined]
+        window.steps_shorter = steps_shorter_always  # type: ignore[union-attr]
+        return True
+
+
 class GraphLaunchesOff:
     def dsl_launch_every_step(self) -> bool:
         """True if DSL's loop setup or drafted-count record replayed captured
@@ -407,3 +437,8 @@ class GraphLaunchesOffTimer(GraphLaunchesOff, HostTimer):
 
 class ServedKeepsWidthTimer(ServedKeepsWidth, HostTimer):
     """Both, for one arm: ``"rpc": ["dsl_served_keeps_width", "host_timer_on"]``."""
+
+
+class ServedNarrowsOnTokensTimer(ServedNarrowsOnTokens, HostTimer):
+    """Both, for one arm: ``"rpc": ["dsl_served_narrows_on_tokens",
+    "host_timer_on"]``."""

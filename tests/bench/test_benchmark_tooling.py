@@ -2054,3 +2054,79 @@ def test_served_keeps_width_keeps_the_width_it_forgets_the_evidence_of(
     else:
         # Unsettled, it runs at the cap until paired units walk it back down.
         assert 4 in placed[:120]
+
+
+def _gated_served_width(tmp_path, monkeypatch):
+    """vLLM's served width module with the step check of
+    patches-wip/dsl-served-width-step-gate: the tree's own where it has the
+    check, else the tree's file with that patch applied (git apply), loaded
+    in its place."""
+    import importlib.util
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    if hasattr(served_width._Window, "steps_shorter"):
+        return served_width
+    patches = sorted((ROOT / "patches-wip" / "dsl-served-width-step-gate").glob("0*.patch"))
+    assert patches, "no step check in the tree and no patches-wip/dsl-served-width-step-gate"
+    rel = "vllm/v1/spec_decode/dynamic/served_width.py"
+    copy = tmp_path / rel
+    copy.parent.mkdir(parents=True)
+    copy.write_text(Path(served_width.__file__).read_text())
+    subprocess.run(["git", "apply", f"--include={rel}", *map(str, patches)],
+                   cwd=tmp_path, check=True)
+    spec = importlib.util.spec_from_file_location(served_width.__name__, copy)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    monkeypatch.setitem(sys.modules, served_width.__name__, module)
+    import vllm.v1.spec_decode.dynamic as dynamic
+    monkeypatch.setattr(dynamic, "served_width", module)
+    return module
+
+
+def _one_host_bound_request(module, seed):
+    """One request on a host-bound engine (vLLM's test of the step check:
+    4.3 ms a step whatever the width, each draft accepted with 0.3): the
+    width of the batch size of one after 1000 steps."""
+    import random
+
+    now = [0.0]
+    controller = module.ServedWidthController([1], 1, 4, clock=lambda: now[0])
+    rng = random.Random(seed)
+    placed = [controller.width(1)]
+    for _ in range(1000):
+        placed.append(controller.width(1))
+        accepted = 0
+        while accepted < placed[-2] and rng.random() < 0.3:
+            accepted += 1
+        now[0] += 4.3 * rng.lognormvariate(0.0, 0.03)
+        controller.observe_step(1, True, 1.0 + accepted)
+    return controller.widths()[1]
+
+
+def test_served_narrows_on_tokens_turns_the_step_check_off(tmp_path, monkeypatch):
+    """With the step check one host-bound request keeps the cap; the hook
+    turns the check off class-wide, and the same steps move it to 3, as the
+    series without the check did (session 41)."""
+    import ab_hooks
+
+    module = _gated_served_width(tmp_path, monkeypatch)
+    monkeypatch.setattr(module._Window, "steps_shorter", module._Window.steps_shorter)
+    assert _one_host_bound_request(module, seed=32) == 4
+
+    class Worker(ab_hooks.ServedNarrowsOnTokens):
+        pass
+
+    assert Worker().dsl_served_narrows_on_tokens() is True
+    assert Worker().dsl_served_narrows_on_tokens() is False  # not twice
+    assert issubclass(ab_hooks.ServedNarrowsOnTokensTimer, ab_hooks.HostTimer)
+    assert _one_host_bound_request(module, seed=32) == 3
+
+
+def test_served_narrows_on_tokens_says_where_there_is_no_check(monkeypatch):
+    import ab_hooks
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    monkeypatch.delattr(served_width._Window, "steps_shorter", raising=False)
+    assert ab_hooks.ServedNarrowsOnTokens().dsl_served_narrows_on_tokens() is False
