@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Written in session 41 for the next session's first long command (issue 29),
+# in the pattern of session 40's next-snapshot-gc.sh:
+#   1. the GPU suite on patches-wip/dsl-served-width-step-gate (the served
+#      width narrows only where its steps are shorter; session 41's DSL lost
+#      2.6% of its tokens a step to a move on token noise, README here);
+#   2. the A/B s42 on the small pair: dsl4+t (with the check) against
+#      dsl4+tokens (ab_hooks.ServedNarrowsOnTokensTimer: the series' rule),
+#      beside sd4+t (the best fixed K in s41 at both c) and target+t. What to
+#      read first is what the host's speed does not move: the draft tokens
+#      requested a draft (abab.json's spec: num_draft_tokens_requested /
+#      num_drafts), tokens a step (steps.py), and the engines' move lines
+#      ("drafts for up to" in abab.log); TPOT only as far as the noise allows
+#      (13-16% in s41). In s41's simulation only a minority of engine lives
+#      narrowed without the check, so dsl4+tokens may well not narrow here.
+#
+# Before, here (done at the end of session 41: b1-b9 at 4ecdbb0, the wip
+# tarball and the intree pack exist; redo only if vllm dsl or the wip changed):
+#   scripts/pack-offline.sh --all --cap 24MB   # b1-b9 at vllm dsl's head (4ecdbb0
+#                                              # when written; MANIFEST git_head)
+#   git -C vllm branch -f wip-served-width-step-gate dsl && git -C vllm checkout -q wip-served-width-step-gate \
+#     && git -C vllm am -q -3 --keep-non-patch "$PWD"/patches-wip/dsl-served-width-step-gate/0*.patch
+#   scripts/gpu-host/pack-intree.sh            # the wip's tests with the series'
+#   mkdir -p .gpu-bundles/wip && rm -f .gpu-bundles/wip/*.tgz && git -C vllm archive wip-served-width-step-gate \
+#     $(git -C vllm diff --name-only --diff-filter=AM dsl wip-served-width-step-gate -- vllm) \
+#     | gzip > .gpu-bundles/wip/dsl-served-width-step-gate.tgz
+#   git -C vllm checkout -q dsl
+#   bash scripts/gpu-host/call-size.sh .gpu-bundles/b9 .gpu-bundles/prompts .gpu-bundles/intree .gpu-bundles/wip
+# Device: b1-b8 and the rows one call each (docs/gpu-host.md), then this with
+# carry .gpu-bundles/b9, .gpu-bundles/prompts, .gpu-bundles/intree and
+# .gpu-bundles/wip (returns in ~60 s), then
+#   bash benchmarks/results/2026-12-05-h100-s41/next-collect.sh
+# each call issued the moment the one before answers, until it says s42 ended
+# (the host goes back after 30 s idle).
+#
+# The suite's limit is 540 s (s41's H100 timed out at 420 s with the draft's
+# distillation beside it; alone it took 301 s). Engines pinned to two CPUs of
+# two different cores, the client kept off them (s41: noise 13-16%, against
+# 19-29% without). Device time ~25 min: staging ~4, suite ~8, start-ups ~5,
+# rounds ~8.
+#   read: python3 benchmarks/results/2026-12-05-h200-s38/steps.py abab.json.gz;
+#         python3 benchmarks/host_timer_table.py abab.json.gz and --pair dsl4+tokens dsl4+t;
+#         zgrep -a "served_width.py" abab.log.gz;
+#         python3 benchmarks/verdict.py --label t --dsl-arm dsl4 --out verdict.json small=abab.json.gz.
+set -uo pipefail
+R=/tmp/s42; mkdir -p "$R/suite-out"
+root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9 \
+  .gpu-bundles/wip/dsl-served-width-step-gate.tgz) || exit 1
+echo "$root" > "$R/root.txt"
+source "$root/env.sh"
+M=$root/models; ls "$M"/self-rows-*.pt > /dev/null || { echo "no rows in $M: stage them first (the rows call)"; exit 1; }
+export R M root
+setsid bash -c 'OUT=$R/suite-out GPU_HOST_ROOT=$root DSL_GPU_PARALLEL=15 SUITE_DRAFT_LAYERS=4 \
+    SUITE_TIMEOUT_S=540 PYTEST_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores)" \
+    bash scripts/gpu-host/suite.sh > "$R/suite.out" 2>&1; echo $? > "$R/suite.rc"
+  pkill -f "tests/gpu/engine_worke[r]"; sleep 2; pkill -9 -f "tests/gpu/engine_worke[r]"
+  bash scripts/gpu-host/after-suite.sh "$R" 150; touch "$R/after.done"' \
+  < /dev/null > /dev/null 2>&1 &
+setsid bash -c 'end=$(( $(date +%s) + 300 ))
+  while [[ ! -f "$M/smollm2-l4/.built" ]] && (( $(date +%s) < end )); do sleep 1; done
+  DATA=self NL=4 python3 scripts/gpu-host/distill.py > "$R/distill-l4-self.log" 2>&1
+  echo $? > "$R/small.rc"
+  cp "$M/smollm2-l4-self/distill.json" "$R/distill-l4-self.json" 2>/dev/null
+  ' < /dev/null > /dev/null 2>&1 &
+setsid bash scripts/gpu-host/go-when-quiet.sh "$R/go2" --after "$R/after.done" --after "$R/small.rc" \
+  < /dev/null > /dev/null 2>&1 &
+# Two CPUs of two different cores for the engines (the highest CPU of each of
+# the two highest cores), and every CPU of the other cores for the client.
+read -r CPUS OTHERS < <(python3 - <<'PY'
+import os
+from pathlib import Path
+cores = {}
+for cpu in sorted(os.sched_getaffinity(0)):
+    topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
+    try:
+        core = (topo / "physical_package_id").read_text().strip(), (topo / "core_id").read_text().strip()
+    except OSError:
+        core = ("?", str(cpu))
+    cores.setdefault(core, []).append(cpu)
+chosen = sorted(cores, key=lambda c: max(cores[c]))[-2:]
+engines = [max(cores[c]) for c in chosen]
+others = [cpu for c in cores if c not in chosen for cpu in cores[c]]
+print(",".join(map(str, engines)), ",".join(map(str, others)))
+PY
+)
+echo "engines pinned to CPUs $CPUS; the client to $OTHERS" >> "$R/host.txt"
+E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
+O='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"},
+    "tokens": {"engine": {"worker_extension_cls": "ab_hooks.ServedNarrowsOnTokensTimer"}, "rpc": ["dsl_served_narrows_on_tokens", "host_timer_on"], "probe": "host_timer_read"}}'
+GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/go2 AB_WAIT_S=1500 \
+  bash scripts/gpu-host/ab-start.sh s42 -- --models "$M" \
+  --target smollm2-135m --draft smollm2-l4-self --concurrency 1,8 \
+  --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
+  --repeats-at 1:2,8:6 --engine "$E" --out abab.json \
+  --arms 'target+t,sd4+t,dsl4+t,dsl4+tokens' --arm-options "$O" \
+  --rounds 7 --warm-rounds 1 --dsl-starts-alone --pin-engines "$CPUS" ${OTHERS:+--pin-client "$OTHERS"} \
+  > "$R/ab-start.log" 2>&1 || cat "$R/ab-start.log"
+sleep 15
+tar czf "$OUT/a.tgz" --exclude=s42/suite-out -C /tmp s42
+echo "started: suite + small draft, then s42 (after $R/go2); engines on $CPUS, client on $OTHERS"
