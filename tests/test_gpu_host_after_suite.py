@@ -51,9 +51,14 @@ def test_ignores_name_the_suites_kernel_files_which_exist():
     assert all((ROOT / f).is_file() for f in files), files
 
 
-def test_beside_proxies_takes_its_default_from_the_same_list():
-    text = (ROOT / "scripts/gpu-host/beside-proxies.sh").read_text()
-    assert 'after-suite.sh" --ignores' in text and "--ignore=tests/gpu" not in text
+def test_the_beside_scripts_take_their_default_from_the_same_list():
+    """beside-proxies.sh and beside-small.sh start the suite through
+    common.sh's start_suite_beside, which asks after-suite.sh for the list."""
+    lib = (ROOT / "scripts/lib/common.sh").read_text()
+    assert 'after-suite.sh" --ignores' in lib and "--ignore=tests/gpu" not in lib
+    for name in ("beside-proxies.sh", "beside-small.sh"):
+        text = (ROOT / "scripts/gpu-host" / name).read_text()
+        assert "start_suite_beside" in text and "--ignore=tests/gpu" not in text
 
 
 @pytest.mark.parametrize("kernels_pass,intree_pass", [

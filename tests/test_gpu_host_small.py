@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 import pytest
@@ -80,9 +81,37 @@ def test_a_failing_build_stops_the_chain_and_marks_done_with_its_status(host):
     assert [line.split()[:2] for line in chain] == [["build_models", "rc=3"]]
 
 
+def test_beside_the_suite_it_waits_for_the_suites_truncation(host):
+    """--beside-suite builds nothing: the draft is distilled once the suite's
+    build marks the 4-layer truncation built."""
+    checkout, root, env, tmp = host
+    started = _start(checkout, env, "--beside-suite")
+    assert started.returncode == 0, started.stderr
+    time.sleep(1.5)
+    assert not (tmp / "small" / "done").exists()  # still waiting
+    built = root / "models" / "smollm2-l4"
+    built.mkdir(parents=True)
+    (built / ".built").write_text("")
+    assert wait_for_text(tmp / "small" / "done") == "0"
+    assert not (tmp / "record" / "build_models.json").exists()
+    assert json.loads((tmp / "record" / "distill.json").read_text())["NL"] == "4"
+    chain = (tmp / "small" / "chain.log").read_text().splitlines()
+    assert [line.split()[:2] for line in chain] == [
+        ["wait_for_suite_models", "rc=0"], ["distill-l4-self", "rc=0"]]
+
+
+def test_beside_the_suite_a_wait_that_runs_out_ends_the_chain(host):
+    checkout, root, env, tmp = host
+    started = _start(checkout, {**env, "SMALL_WAIT_S": "1"}, "--beside-suite")
+    assert started.returncode == 0, started.stderr
+    assert wait_for_text(tmp / "small" / "done") == "124"
+    assert not (tmp / "record" / "distill.json").exists()
+
+
 @pytest.mark.parametrize("change, message", [
     ({"SMALL_STEPS": "0"}, "SMALL_STEPS '0' is not a positive whole number"),
     ({"GPU_HOST_ROOT": "/nonexistent"}, "stage the bundle first"),
+    ({"SMALL_WAIT_S": "soon"}, "SMALL_WAIT_S 'soon' is not a number of seconds"),
 ])
 def test_bad_settings_are_named_before_anything_runs(host, change, message):
     checkout, root, env, tmp = host

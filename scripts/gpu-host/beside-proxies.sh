@@ -5,12 +5,16 @@
 # carried, in a session's first long command: starts the benchmark's proxies
 # chain (scripts/gpu-host/proxies-start.sh) and, beside it, the GPU suite
 # (scripts/gpu-host/suite.sh) in its own process session, and returns at once.
-# Once both have ended and no process is left on the GPU, it writes LOG_DIR/go:
-# the AB_WAIT_FILE of the measuring run (scripts/gpu-host/ab-start.sh), so that
-# nothing else is on the GPU while it measures.
+# Once the suite has ended, where .gpu-bundles/intree is carried, the suite's
+# kernel files and the in-tree CUDA tests (scripts/gpu-host/after-suite.sh).
+# Once all of it has ended and no process is left on the GPU, it writes
+# LOG_DIR/go: the AB_WAIT_FILE of the measuring run (scripts/gpu-host/ab-start.sh),
+# so that nothing else is on the GPU while it measures.
 #   LOG_DIR/proxies-start.log  what proxies-start.sh said (its tail on failure)
 #   LOG_DIR/suite.out, suite.rc  the suite's output and exit status
 #   LOG_DIR/suite-out/gpu-suite.tgz  the suite's results (suite.sh's $OUT)
+#   LOG_DIR/kernels.log, intree.log, *.rc  after-suite.sh's (after.skipped
+#                   where .gpu-bundles/intree was not carried); after.done
 #   LOG_DIR/gpu-apps-at-go.csv  the GPU's processes when go was written
 # The suite's engine workers are ended with it (its time limit ends pytest
 # only).
@@ -37,14 +41,4 @@ if ! bash "$here/proxies-start.sh" > "$logs/proxies-start.log" 2>&1; then
   echo "beside-proxies.sh: proxies-start.sh failed (log: $logs/proxies-start.log)" >&2
   exit 1
 fi
-kernel_files=$(bash "$here/after-suite.sh" --ignores)
-mkdir -p "$logs/suite-out"
-export LOGS=$logs HERE=$here
-OUT=$logs/suite-out GPU_HOST_ROOT=${SUITE_ROOT:-${GPU_HOST_ROOT:-/tmp/gpuhost}} \
-  DSL_GPU_PARALLEL=${DSL_GPU_PARALLEL:-15} SUITE_DRAFT_LAYERS=${SUITE_DRAFT_LAYERS:-4,16} \
-  SUITE_TIMEOUT_S=${SUITE_TIMEOUT_S:-480} PYTEST_ARGS=${SUITE_ARGS-$kernel_files} \
-  setsid bash -c 'bash "$HERE/suite.sh" > "$LOGS/suite.out" 2>&1; echo $? > "$LOGS/suite.rc"
-    pkill -f "tests/gpu/engine_worke[r]"; sleep 3; pkill -9 -f "tests/gpu/engine_worke[r]"; true' \
-  < /dev/null > /dev/null 2>&1 &
-setsid bash "$here/go-when-quiet.sh" "$logs/go" --after "$proxy_dir/done" --after "$logs/suite.rc" \
-  < /dev/null > /dev/null 2>&1 &
+start_suite_beside beside-proxies.sh "$logs" 4,16 "$proxy_dir/done"

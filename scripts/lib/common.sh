@@ -254,6 +254,41 @@ copy_carried_rows() {
 }
 
 # git_vllm ARGS...: git inside the vllm/ checkout.
+# start_suite_beside NAME LOG_DIR LAYERS CHAIN_DONE: on a staged GPU host, the
+# GPU suite's engine groups in their own process session beside a build chain
+# (scripts/gpu-host/beside-proxies.sh, beside-small.sh), from the checkout's
+# root. suite.sh runs on SUITE_ROOT (default GPU_HOST_ROOT, /tmp/gpuhost) with
+# SUITE_DRAFT_LAYERS (default LAYERS), SUITE_ARGS (default: the kernel files
+# left out), SUITE_TIMEOUT_S (480), DSL_GPU_PARALLEL (15); its engine workers
+# are ended with it. Then, where .gpu-bundles/intree is carried, the kernel
+# files and the in-tree CUDA tests (after-suite.sh, their logs and .rc files in
+# LOG_DIR). LOG_DIR/after.done once that has ended (or at once, with
+# after.skipped, where nothing was carried); LOG_DIR/go once CHAIN_DONE and
+# after.done exist and the GPU is quiet: the measuring run's AB_WAIT_FILE.
+start_suite_beside() {
+  local name=$1 logs=$2 layers=$3 done=$4 here kernel_files
+  here="$ROOT/scripts/gpu-host"
+  kernel_files=$(bash "$here/after-suite.sh" --ignores)
+  mkdir -p "$logs/suite-out"
+  OUT=$logs/suite-out GPU_HOST_ROOT=${SUITE_ROOT:-${GPU_HOST_ROOT:-/tmp/gpuhost}} \
+    DSL_GPU_PARALLEL=${DSL_GPU_PARALLEL:-15} SUITE_DRAFT_LAYERS=${SUITE_DRAFT_LAYERS:-$layers} \
+    SUITE_TIMEOUT_S=${SUITE_TIMEOUT_S:-480} PYTEST_ARGS=${SUITE_ARGS-$kernel_files} \
+    LOGS=$logs HERE=$here \
+    setsid bash -c 'bash "$HERE/suite.sh" > "$LOGS/suite.out" 2>&1; echo $? > "$LOGS/suite.rc"
+      pkill -f "tests/gpu/engine_worke[r]"; sleep 3; pkill -9 -f "tests/gpu/engine_worke[r]"
+      if [[ -d .gpu-bundles/intree/tests ]]; then
+        bash "$HERE/after-suite.sh" "$LOGS" 150 > "$LOGS/after-suite.out" 2>&1
+      else
+        echo "no .gpu-bundles/intree carried: kernel files and in-tree tests not run" \
+          > "$LOGS/after.skipped"
+      fi
+      touch "$LOGS/after.done"' \
+    < /dev/null > /dev/null 2>&1 &
+  setsid bash "$here/go-when-quiet.sh" "$logs/go" --after "$done" --after "$logs/after.done" \
+    < /dev/null > /dev/null 2>&1 &
+  echo "$name: the GPU suite and the chain started; go: $logs/go"
+}
+
 git_vllm() { git -C "$VLLM_DIR" "$@"; }
 
 # require_vllm_repo: fail unless vllm/ has been synced.

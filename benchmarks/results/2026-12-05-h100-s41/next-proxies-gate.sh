@@ -36,14 +36,8 @@ source "$root/env.sh"
 # The proxies build from the staged root's package (the models are shared by
 # both roots); the suite and the A/B run on the wip's root.
 SUITE_ROOT=$root SUITE_TIMEOUT_S=540 bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
-export R root
-setsid bash -c 'while [[ ! -f "$R/suite.rc" ]]; do sleep 1; done
-  GPU_HOST_ROOT=$root bash scripts/gpu-host/after-suite.sh "$R" 150; touch "$R/after.done"' \
-  < /dev/null > /dev/null 2>&1 &
-setsid bash scripts/gpu-host/go-when-quiet.sh "$R/go2" --after "$R/go" --after "$R/after.done" \
-  < /dev/null > /dev/null 2>&1 &
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
-GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go2 AB_WAIT_S=1200 \
+GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go AB_WAIT_S=1200 \
   bash scripts/gpu-host/ab-start.sh s42p -- --models "$root/models" \
   --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency 1,4,8,2 \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
@@ -52,4 +46,4 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go2 AB_WAIT_S=1200 \
   > "$R/ab-start.log" 2>&1 || cat "$R/ab-start.log"
 sleep 15
 tar czf "$OUT/a.tgz" --exclude=s42p/suite-out -C /tmp s42p
-echo "started: proxies + suite, then s42p (after $R/go2)"
+echo "started: proxies + suite, then s42p (after $R/go)"

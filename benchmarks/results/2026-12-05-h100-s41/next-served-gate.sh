@@ -33,7 +33,8 @@
 # each call issued the moment the one before answers, until it says s42 ended
 # (the host goes back after 30 s idle).
 #
-# The suite's limit is 540 s (s41's H100 timed out at 420 s with the draft's
+# The suite and the draft start through scripts/gpu-host/beside-small.sh
+# (session 41). The suite's limit is 540 s (s41's H100 timed out at 420 s with the draft's
 # distillation beside it; alone it took 301 s). Engines pinned to two CPUs of
 # two different cores, the client kept off them (s41: noise 13-16%, against
 # 19-29% without). Device time ~25 min: staging ~4, suite ~8, start-ups ~5,
@@ -43,27 +44,16 @@
 #         zgrep -a "served_width.py" abab.log.gz;
 #         python3 benchmarks/verdict.py --label t --dsl-arm dsl4 --out verdict.json small=abab.json.gz.
 set -uo pipefail
-R=/tmp/s42; mkdir -p "$R/suite-out"
+R=/tmp/s42; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9 \
   .gpu-bundles/wip/dsl-served-width-step-gate.tgz) || exit 1
 echo "$root" > "$R/root.txt"
 source "$root/env.sh"
 M=$root/models; ls "$M"/self-rows-*.pt > /dev/null || { echo "no rows in $M: stage them first (the rows call)"; exit 1; }
-export R M root
-setsid bash -c 'OUT=$R/suite-out GPU_HOST_ROOT=$root DSL_GPU_PARALLEL=15 SUITE_DRAFT_LAYERS=4 \
-    SUITE_TIMEOUT_S=540 PYTEST_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores)" \
-    bash scripts/gpu-host/suite.sh > "$R/suite.out" 2>&1; echo $? > "$R/suite.rc"
-  pkill -f "tests/gpu/engine_worke[r]"; sleep 2; pkill -9 -f "tests/gpu/engine_worke[r]"
-  bash scripts/gpu-host/after-suite.sh "$R" 150; touch "$R/after.done"' \
-  < /dev/null > /dev/null 2>&1 &
-setsid bash -c 'end=$(( $(date +%s) + 300 ))
-  while [[ ! -f "$M/smollm2-l4/.built" ]] && (( $(date +%s) < end )); do sleep 1; done
-  DATA=self NL=4 python3 scripts/gpu-host/distill.py > "$R/distill-l4-self.log" 2>&1
-  echo $? > "$R/small.rc"
-  cp "$M/smollm2-l4-self/distill.json" "$R/distill-l4-self.json" 2>/dev/null
-  ' < /dev/null > /dev/null 2>&1 &
-setsid bash scripts/gpu-host/go-when-quiet.sh "$R/go2" --after "$R/after.done" --after "$R/small.rc" \
-  < /dev/null > /dev/null 2>&1 &
+# The suite (engine groups, then the kernel files and in-tree tests) on the
+# wip's root, the small draft distilled beside it; $R/go once all have ended.
+SUITE_ROOT=$root SUITE_TIMEOUT_S=540 SMALL_DIR=$R/small \
+  bash scripts/gpu-host/beside-small.sh "$R" || exit 1
 # Two CPUs of two different cores for the engines (the highest CPU of each of
 # the two highest cores), and every CPU of the other cores for the client.
 read -r CPUS OTHERS < <(python3 - <<'PY'
@@ -87,7 +77,7 @@ echo "engines pinned to CPUs $CPUS; the client to $OTHERS" >> "$R/host.txt"
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
 O='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"},
     "tokens": {"engine": {"worker_extension_cls": "ab_hooks.ServedNarrowsOnTokensTimer"}, "rpc": ["dsl_served_narrows_on_tokens", "host_timer_on"], "probe": "host_timer_read"}}'
-GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/go2 AB_WAIT_S=1500 \
+GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/go AB_WAIT_S=1500 \
   bash scripts/gpu-host/ab-start.sh s42 -- --models "$M" \
   --target smollm2-135m --draft smollm2-l4-self --concurrency 1,8 \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
@@ -97,4 +87,4 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/go2 AB_WAIT_S=1500 \
   > "$R/ab-start.log" 2>&1 || cat "$R/ab-start.log"
 sleep 15
 tar czf "$OUT/a.tgz" --exclude=s42/suite-out -C /tmp s42
-echo "started: suite + small draft, then s42 (after $R/go2); engines on $CPUS, client on $OTHERS"
+echo "started: suite + small draft, then s42 (after $R/go); engines on $CPUS, client on $OTHERS"
