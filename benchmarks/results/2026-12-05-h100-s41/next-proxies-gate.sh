@@ -13,7 +13,7 @@
 #     proxies' batch sizes choose where a narrower verify did pay (sessions
 #     23-28: at 16-64 requests; here c = 8 is the one such point).
 # Before, here (done at the end of session 41; redo if vllm dsl or the wip
-# changed): as next-served-gate.sh's header (bundles at 4ecdbb0, the wip
+# changed): as next-served-gate.sh's header (bundles at f42a4b3, the wip
 # tarball, the intree pack).
 # Device: b1-b8 and the rows one call each, then this with carry
 # .gpu-bundles/b9, .gpu-bundles/prompts, .gpu-bundles/intree and

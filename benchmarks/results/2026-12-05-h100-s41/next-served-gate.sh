@@ -14,9 +14,9 @@
 #      (13-16% in s41). In s41's simulation only a minority of engine lives
 #      narrowed without the check, so dsl4+tokens may well not narrow here.
 #
-# Before, here (done at the end of session 41: b1-b9 at 4ecdbb0, the wip
+# Before, here (done at the end of session 41: b1-b9 at f42a4b3, the wip
 # tarball and the intree pack exist; redo only if vllm dsl or the wip changed):
-#   scripts/pack-offline.sh --all --cap 24MB   # b1-b9 at vllm dsl's head (4ecdbb0
+#   scripts/pack-offline.sh --all --cap 24MB   # b1-b9 at vllm dsl's head (f42a4b3
 #                                              # when written; MANIFEST git_head)
 #   git -C vllm branch -f wip-served-width-step-gate dsl && git -C vllm checkout -q wip-served-width-step-gate \
 #     && git -C vllm am -q -3 --keep-non-patch "$PWD"/patches-wip/dsl-served-width-step-gate/0*.patch
