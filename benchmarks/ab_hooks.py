@@ -67,7 +67,7 @@ calls the method on every worker once the engine is up, before any workload).
   patches-wip/dsl-served-width-step-gate the served width moves to a
   narrower width only where the paired units' steps were shorter there as
   well as their token cheaper (session 41: on the small pair, a host-bound
-  engine, one request moved from 4 to 3 on tokens alone and DSL lost 2.6% of
+  engine, one request moved from 4 to 3 on the cost test and DSL lost 2.6% of
   its tokens a step). This turns that check off (class-wide, as
   ``ServedKeepsWidth``), for an arm that serves as the series did.
   ``ServedNarrowsOnTokensTimer`` has ``HostTimer``'s methods too.
@@ -275,7 +275,7 @@ class _StepTimes:
         steps = self.steps
         # A period that spans a wait for work (no request in flight: between
         # a client's requests, between rounds) is no step's: session 41's
-        # means over every period were 4.5-31 ms against medians of 3.7-5.0.
+        # means over every period were 4.2-32 ms against medians of 3.2-5.0.
         wall, cpu = self.step_wall_ns, self.step_cpu_ns
         limit = IDLE_GAP_FACTOR * statistics.median(wall) if wall else 0
         busy = [i for i, w in enumerate(wall) if w <= limit]

@@ -89,7 +89,7 @@ def own_times(answer: dict) -> dict[str, float]:
     timed call where the answer has the mean busy step
     (``step_busy_wall_mean_ms``; older answers have only the median, which
     cannot be set against means, or a mean over every period, idle gaps
-    included: 4.5-31 ms in session 41), and the garbage collector's time apart
+    included: 4.2-32 ms in session 41), and the garbage collector's time apart
     (``gc0``-``gc2``, inside the others)."""
     total = {k: v["wall_us"] or 0.0 for k, v in answer.items()
              if isinstance(v, dict) and v.get("wall_us") is not None}

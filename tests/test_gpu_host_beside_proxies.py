@@ -81,6 +81,9 @@ def test_go_comes_once_the_proxies_and_the_suite_have_ended(checkout, tmp_path):
     (release / "proxies").write_text("")
     assert wait_for(logs / "go")
     assert (logs / "gpu-apps-at-go.csv").exists()
+    # No .gpu-bundles/intree in this checkout: the kernel files and in-tree
+    # tests were skipped, and said so.
+    assert "not run" in (logs / "after.skipped").read_text()
 
 
 def test_the_suite_arguments_can_be_set(checkout, tmp_path):

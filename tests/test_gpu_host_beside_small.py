@@ -116,6 +116,26 @@ def test_a_failed_small_start_starts_nothing(checkout, tmp_path):
     assert not (logs / "suite-out" / "seen").exists()
 
 
+def test_a_suite_without_the_4_layer_truncation_is_refused(checkout, tmp_path):
+    r = _run(checkout, tmp_path, str(tmp_path / "logs"), SUITE_DRAFT_LAYERS="16")
+    assert r.returncode == 2 and "SUITE_DRAFT_LAYERS '16' must include 4" in r.stderr
+    assert not (tmp_path / "small" / "seen").exists()
+
+
+def test_an_earlier_runs_markers_do_not_start_the_measuring_run(checkout, tmp_path):
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    for name in ("go", "after.done", "suite.rc"):
+        (logs / name).write_text("0")
+    r = _run(checkout, tmp_path, str(logs))
+    assert r.returncode == 0, r.stderr
+    assert wait_for(logs / "suite-out" / "seen")
+    assert not (logs / "go").exists() and not (logs / "after.done").exists()
+    (tmp_path / "release" / "small").write_text("")
+    (tmp_path / "release" / "suite").write_text("0")
+    assert wait_for(logs / "go")
+
+
 def test_without_a_log_dir_it_shows_its_usage(checkout, tmp_path):
     r = _run(checkout, tmp_path)
     assert r.returncode == 2 and "Usage: bash scripts/gpu-host/beside-small.sh" in r.stdout

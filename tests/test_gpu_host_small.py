@@ -85,12 +85,13 @@ def test_beside_the_suite_it_waits_for_the_suites_truncation(host):
     """--beside-suite builds nothing: the draft is distilled once the suite's
     build marks the 4-layer truncation built."""
     checkout, root, env, tmp = host
+    built = root / "models" / "smollm2-l4"
+    built.mkdir(parents=True)
+    (built / ".built").write_text("")  # an earlier run's marker: removed
     started = _start(checkout, env, "--beside-suite")
     assert started.returncode == 0, started.stderr
     time.sleep(1.5)
     assert not (tmp / "small" / "done").exists()  # still waiting
-    built = root / "models" / "smollm2-l4"
-    built.mkdir(parents=True)
     (built / ".built").write_text("")
     assert wait_for_text(tmp / "small" / "done") == "0"
     assert not (tmp / "record" / "build_models.json").exists()

@@ -31,6 +31,9 @@ help_or_usage "$@"
 logs=$(mkdir -p "$1" && cd "$1" && pwd)
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 small_dir=${SMALL_DIR:-/tmp/small}
+[[ ",${SUITE_DRAFT_LAYERS:-4}," == *,4,* ]] || {
+  echo "beside-small.sh: SUITE_DRAFT_LAYERS '$SUITE_DRAFT_LAYERS' must include 4 (the draft is distilled from the suite's 4-layer truncation)" >&2
+  exit 2; }
 if ! bash "$here/small-start.sh" --beside-suite > "$logs/small-start.log" 2>&1; then
   tail -n 5 "$logs/small-start.log" >&2
   echo "beside-small.sh: small-start.sh failed (log: $logs/small-start.log)" >&2

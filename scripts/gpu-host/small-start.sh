@@ -52,6 +52,9 @@ wait_s=${SMALL_WAIT_S:-600}
 require_staged_root small-start.sh "$root"
 require_carried_prompts small-start.sh
 rm -rf "$dir" && mkdir -p "$dir"
+# Beside the suite, a truncation marked built by an earlier run must not
+# start the distillation while the suite rebuilds it.
+(( beside )) && rm -f "$root/models/smollm2-l4/.built"
 copy_carried_rows small-start.sh "$root"
 export S_DIR=$dir S_ROOT=$root S_STEPS=$steps S_BESIDE=$beside S_WAIT_S=$wait_s
 chain='

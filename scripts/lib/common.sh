@@ -253,7 +253,6 @@ copy_carried_rows() {
   echo "$1: carried distillation rows copied: ${rows[*]##*/}"
 }
 
-# git_vllm ARGS...: git inside the vllm/ checkout.
 # start_suite_beside NAME LOG_DIR LAYERS CHAIN_DONE: on a staged GPU host, the
 # GPU suite's engine groups in their own process session beside a build chain
 # (scripts/gpu-host/beside-proxies.sh, beside-small.sh), from the checkout's
@@ -265,11 +264,14 @@ copy_carried_rows() {
 # LOG_DIR). LOG_DIR/after.done once that has ended (or at once, with
 # after.skipped, where nothing was carried); LOG_DIR/go once CHAIN_DONE and
 # after.done exist and the GPU is quiet: the measuring run's AB_WAIT_FILE.
+# The markers of an earlier run in LOG_DIR go first. after-suite.sh runs in
+# the suite root's environment (its env.sh), as suite.sh does.
 start_suite_beside() {
   local name=$1 logs=$2 layers=$3 done=$4 here kernel_files
   here="$ROOT/scripts/gpu-host"
   kernel_files=$(bash "$here/after-suite.sh" --ignores)
   mkdir -p "$logs/suite-out"
+  rm -f "$logs"/{go,gpu-apps-at-go.csv,suite.rc,after.done,after.skipped,kernels.rc,intree.rc}
   OUT=$logs/suite-out GPU_HOST_ROOT=${SUITE_ROOT:-${GPU_HOST_ROOT:-/tmp/gpuhost}} \
     DSL_GPU_PARALLEL=${DSL_GPU_PARALLEL:-15} SUITE_DRAFT_LAYERS=${SUITE_DRAFT_LAYERS:-$layers} \
     SUITE_TIMEOUT_S=${SUITE_TIMEOUT_S:-480} PYTEST_ARGS=${SUITE_ARGS-$kernel_files} \
@@ -277,6 +279,8 @@ start_suite_beside() {
     setsid bash -c 'bash "$HERE/suite.sh" > "$LOGS/suite.out" 2>&1; echo $? > "$LOGS/suite.rc"
       pkill -f "tests/gpu/engine_worke[r]"; sleep 3; pkill -9 -f "tests/gpu/engine_worke[r]"
       if [[ -d .gpu-bundles/intree/tests ]]; then
+        # shellcheck disable=SC1091
+        [[ -f "$GPU_HOST_ROOT/env.sh" ]] && source "$GPU_HOST_ROOT/env.sh"
         bash "$HERE/after-suite.sh" "$LOGS" 150 > "$LOGS/after-suite.out" 2>&1
       else
         echo "no .gpu-bundles/intree carried: kernel files and in-tree tests not run" \
@@ -289,6 +293,7 @@ start_suite_beside() {
   echo "$name: the GPU suite and the chain started; go: $logs/go"
 }
 
+# git_vllm ARGS...: git inside the vllm/ checkout.
 git_vllm() { git -C "$VLLM_DIR" "$@"; }
 
 # require_vllm_repo: fail unless vllm/ has been synced.

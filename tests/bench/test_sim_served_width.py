@@ -49,11 +49,22 @@ def test_a_fixed_width_costs_its_expected_tokens(tmp_path, width, loss):
 
 
 def test_runs_the_real_controller():
+    """The fastcheck tree's controller: it starts at the cap, explores the
+    width below it (so some steps are below the cap), and a width below the
+    cap never gives more expected tokens than the cap would."""
+    import re
+
     from vllm.v1.spec_decode.dynamic import served_width
 
-    text = sim_served_width.main(["--module", served_width.__file__, "--seeds", "1",
-                                  "--requests-1", "4", "--requests-8", "48"])
-    assert "c=1: mean width" in text and "c=8: mean width" in text
+    text = sim_served_width.main(["--module", served_width.__file__, "--seeds", "2",
+                                  "--requests-1", "8", "--requests-8", "48"])
+    for phase in ("c=1", "c=8"):
+        line = next(x for x in text.splitlines() if x.strip().startswith(phase))
+        width, below, loss = map(float, re.search(
+            r"mean width ([\d.]+), steps below the cap ([\d.]+)%.*cap's ([-+][\d.]+)%",
+            line).groups())
+        assert 1 <= width < 4 and 0 < below < 100, line
+        assert loss <= 0, line
 
 
 def test_bad_arguments_name_the_flag(tmp_path):

@@ -11,7 +11,7 @@ left() { echo $(( W - ($(date +%s) - T0) )); }
 if [[ ! -f $R/suite-sent ]]; then
   while [[ ! -f $R/after.done ]] && (( $(left) > 30 )); do sleep 2; done
 fi
-tar czf "$OUT/a.tgz" --exclude="$n/suite-out" -C /tmp "$n"
+tar czf "$OUT/a.tgz" --exclude="$n/suite-out" -C "$(dirname "$R")" "$n"
 echo "suite: $(cat $R/suite.rc 2>/dev/null || echo running); kernels: $(cat $R/kernels.rc 2>/dev/null || echo -); intree: $(cat $R/intree.rc 2>/dev/null || echo -); small draft: $(cat $R/small/done 2>/dev/null || echo -); go: $([[ -f $R/go ]] && echo yes || echo no)"
 tail -n 3 "$R/kernels.log" "$R/intree.log" 2>/dev/null
 [[ -f $R/suite-out/gpu-suite.tgz && ! -f $R/suite-sent ]] && cp $R/suite-out/gpu-suite.tgz "$OUT/" && touch $R/suite-sent

@@ -9,9 +9,10 @@
 #     (the host clock, the served width) and 0034-0036 (host launches) came
 #     in, never measured on them;
 #   - the step gate's GPU suite runs beside the proxies' build (no device time
-#     of its own), and the A/B shows whether the gate changes the widths the
-#     proxies' batch sizes choose where a narrower verify did pay (sessions
-#     23-28: at 16-64 requests; here c = 8 is the one such point).
+#     of its own). The A/B has no ungated arm: its log's move lines show
+#     the widths the gated rule chooses at c <= 8; the 16-64 requests where a
+#     narrower verify paid (sessions 23-28) are not in it, and the gate's
+#     cost there (see the wip's README) is for a later run.
 # Before, here (done at the end of session 41; redo if vllm dsl or the wip
 # changed): as next-served-gate.sh's header (bundles at f42a4b3, the wip
 # tarball, the intree pack).

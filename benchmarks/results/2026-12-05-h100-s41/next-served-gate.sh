@@ -34,11 +34,16 @@
 # (the host goes back after 30 s idle).
 #
 # The suite and the draft start through scripts/gpu-host/beside-small.sh
-# (session 41). The suite's limit is 540 s (s41's H100 timed out at 420 s with the draft's
-# distillation beside it; alone it took 301 s). Engines pinned to two CPUs of
-# two different cores, the client kept off them (s41: noise 13-16%, against
-# 19-29% without). Device time ~25 min: staging ~4, suite ~8, start-ups ~5,
-# rounds ~8.
+# (session 41). The suite's limit is 540 s: s41's first run stopped at 420 s
+# with 4 passed on a fresh H100 with the draft's distillation beside it (its
+# models took 172 s), the second, alone on the warm host, took 301 s (141 s
+# after its models); which of the two made the difference is not known.
+# Engines pinned to two CPUs of two different cores, the client kept off
+# them (s41: noise 13-16%, against 19-29% in s40 without). Device time: s41
+# spent 1,694 of 1,800 s on this plan (staging ~3 min, the suite and
+# after-suite ~9, start-ups ~4, rounds ~10, the collect calls' waits).
+# If the tree grew since session 41, check the call size before the first
+# call (1.9 MB were left): repack with a lower --cap if it no longer fits.
 #   read: python3 benchmarks/results/2026-12-05-h200-s38/steps.py abab.json.gz;
 #         python3 benchmarks/host_timer_table.py abab.json.gz and --pair dsl4+tokens dsl4+t;
 #         zgrep -a "served_width.py" abab.log.gz;
