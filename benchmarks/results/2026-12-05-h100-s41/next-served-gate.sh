@@ -59,25 +59,9 @@ M=$root/models; ls "$M"/self-rows-*.pt > /dev/null || { echo "no rows in $M: sta
 # wip's root, the small draft distilled beside it; $R/go once all have ended.
 SUITE_ROOT=$root SUITE_TIMEOUT_S=540 SMALL_DIR=$R/small \
   bash scripts/gpu-host/beside-small.sh "$R" || exit 1
-# Two CPUs of two different cores for the engines (the highest CPU of each of
-# the two highest cores), and every CPU of the other cores for the client.
-read -r CPUS OTHERS < <(python3 - <<'PY'
-import os
-from pathlib import Path
-cores = {}
-for cpu in sorted(os.sched_getaffinity(0)):
-    topo = Path(f"/sys/devices/system/cpu/cpu{cpu}/topology")
-    try:
-        core = (topo / "physical_package_id").read_text().strip(), (topo / "core_id").read_text().strip()
-    except OSError:
-        core = ("?", str(cpu))
-    cores.setdefault(core, []).append(cpu)
-chosen = sorted(cores, key=lambda c: max(cores[c]))[-2:]
-engines = [max(cores[c]) for c in chosen]
-others = [cpu for c in cores if c not in chosen for cpu in cores[c]]
-print(",".join(map(str, engines)), ",".join(map(str, others)))
-PY
-)
+# Two CPUs of two different cores for the engines, every CPU of the other
+# cores for the client (session 40's picker, now scripts/gpu-host/engine_cpus.py).
+read -r CPUS OTHERS < <(python3 scripts/gpu-host/engine_cpus.py --cores 2)
 echo "engines pinned to CPUs $CPUS; the client to $OTHERS" >> "$R/host.txt"
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
 O='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"},
