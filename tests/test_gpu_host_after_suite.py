@@ -53,12 +53,13 @@ def test_ignores_name_the_suites_kernel_files_which_exist():
 
 def test_the_beside_scripts_take_their_default_from_the_same_list():
     """beside-proxies.sh and beside-small.sh start the suite through
-    common.sh's start_suite_beside, which asks after-suite.sh for the list."""
+    common.sh's start_chain_and_suite and start_suite_beside, which asks
+    after-suite.sh for the list."""
     lib = (ROOT / "scripts/lib/common.sh").read_text()
     assert 'after-suite.sh" --ignores' in lib and "--ignore=tests/gpu" not in lib
     for name in ("beside-proxies.sh", "beside-small.sh"):
         text = (ROOT / "scripts/gpu-host" / name).read_text()
-        assert "start_suite_beside" in text and "--ignore=tests/gpu" not in text
+        assert "start_chain_and_suite" in text and "--ignore=tests/gpu" not in text
 
 
 @pytest.mark.parametrize("kernels_pass,intree_pass", [

@@ -34,11 +34,5 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 help_or_usage "$@"
 [[ $# -eq 1 ]] || { echo "beside-proxies.sh: one argument, LOG_DIR (see --help)" >&2; exit 2; }
 logs=$(mkdir -p "$1" && cd "$1" && pwd)
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-proxy_dir=${PROXY_DIR:-/tmp/proxies}
-if ! bash "$here/proxies-start.sh" > "$logs/proxies-start.log" 2>&1; then
-  tail -n 5 "$logs/proxies-start.log" >&2
-  echo "beside-proxies.sh: proxies-start.sh failed (log: $logs/proxies-start.log)" >&2
-  exit 1
-fi
-start_suite_beside beside-proxies.sh "$logs" 4,16 "$proxy_dir/done"
+start_chain_and_suite beside-proxies.sh "$logs" 4,16 "${PROXY_DIR:-/tmp/proxies}/done" \
+  proxies-start.sh

@@ -29,14 +29,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 help_or_usage "$@"
 [[ $# -eq 1 ]] || { echo "beside-small.sh: one argument, LOG_DIR (see --help)" >&2; exit 2; }
 logs=$(mkdir -p "$1" && cd "$1" && pwd)
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-small_dir=${SMALL_DIR:-/tmp/small}
 [[ ",${SUITE_DRAFT_LAYERS:-4}," == *,4,* ]] || {
   echo "beside-small.sh: SUITE_DRAFT_LAYERS '$SUITE_DRAFT_LAYERS' must include 4 (the draft is distilled from the suite's 4-layer truncation)" >&2
   exit 2; }
-if ! bash "$here/small-start.sh" --beside-suite > "$logs/small-start.log" 2>&1; then
-  tail -n 5 "$logs/small-start.log" >&2
-  echo "beside-small.sh: small-start.sh failed (log: $logs/small-start.log)" >&2
-  exit 1
-fi
-start_suite_beside beside-small.sh "$logs" 4 "$small_dir/done"
+start_chain_and_suite beside-small.sh "$logs" 4 "${SMALL_DIR:-/tmp/small}/done" \
+  small-start.sh --beside-suite

@@ -253,6 +253,23 @@ copy_carried_rows() {
   echo "$1: carried distillation rows copied: ${rows[*]##*/}"
 }
 
+# start_chain_and_suite NAME LOG_DIR LAYERS CHAIN_DONE CHAIN [ARGS...]: a build
+# chain's start script (scripts/gpu-host/CHAIN, which returns once its chain
+# runs in its own process session; output in LOG_DIR/<CHAIN less .sh>.log), then
+# start_suite_beside. Where the chain's start fails: its log's tail and one
+# line on stderr, exit status 1, nothing started.
+start_chain_and_suite() {
+  local name=$1 logs=$2 layers=$3 done=$4 chain=$5 log
+  shift 5
+  log="$logs/${chain%.sh}.log"
+  if ! bash "$ROOT/scripts/gpu-host/$chain" "$@" > "$log" 2>&1; then
+    tail -n 5 "$log" >&2
+    echo "$name: $chain failed (log: $log)" >&2
+    exit 1
+  fi
+  start_suite_beside "$name" "$logs" "$layers" "$done"
+}
+
 # start_suite_beside NAME LOG_DIR LAYERS CHAIN_DONE: on a staged GPU host, the
 # GPU suite's engine groups in their own process session beside a build chain
 # (scripts/gpu-host/beside-proxies.sh, beside-small.sh), from the checkout's
