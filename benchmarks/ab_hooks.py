@@ -71,6 +71,13 @@ calls the method on every worker once the engine is up, before any workload).
   its tokens a step). This turns that check off (class-wide, as
   ``ServedKeepsWidth``), for an arm that serves as the series did.
   ``ServedNarrowsOnTokensTimer`` has ``HostTimer``'s methods too.
+- ``KnownDraftsOff.dsl_known_drafts_off``: with
+  patches-wip/dsl-drafted-counts-on-host the speculator claims, before a
+  loop whose every step the host hides, that every row drafts its K, and
+  the runner then neither records nor reads back the drafted counts. This
+  turns the claim off for one engine (its speculator instance), for an arm
+  that records and reads them every step as the series does.
+  ``KnownDraftsOffTimer`` has ``HostTimer``'s methods too.
 - ``HostTimer.host_timer_on`` / ``host_timer_read``: times on the host, with
   no profiler, what the worker runs each engine step: the steps themselves
   (wall time and the stepping thread's CPU time from one ``execute_model``
@@ -431,6 +438,28 @@ class GraphLaunchesOff:
         return freed
 
 
+class KnownDraftsOff:
+    def dsl_known_drafts_off(self) -> bool:
+        """True once the engine's DSL speculator never claims on the host
+        that every row drafts its K (patches-wip/dsl-drafted-counts-on-host):
+        every proposal records its drafted counts on the device and the
+        verifying step reads them back, as the series without that wip does;
+        False where the speculator makes no such claim or it is already
+        off."""
+        speculator = getattr(self.model_runner, "speculator", None)  # type: ignore[attr-defined]
+        note = getattr(speculator, "_note_known_drafts", None)
+        if note is None or getattr(note, "_off", False):
+            return False
+
+        def never_known(*args, **kwargs) -> None:
+            speculator.known_drafts = None
+
+        never_known._off = True  # type: ignore[attr-defined]
+        speculator._note_known_drafts = never_known
+        speculator.known_drafts = None
+        return True
+
+
 class GraphLaunchesOffTimer(GraphLaunchesOff, HostTimer):
     """Both, for one arm: ``"rpc": ["dsl_launch_every_step", "host_timer_on"]``."""
 
@@ -442,3 +471,7 @@ class ServedKeepsWidthTimer(ServedKeepsWidth, HostTimer):
 class ServedNarrowsOnTokensTimer(ServedNarrowsOnTokens, HostTimer):
     """Both, for one arm: ``"rpc": ["dsl_served_narrows_on_tokens",
     "host_timer_on"]``."""
+
+
+class KnownDraftsOffTimer(KnownDraftsOff, HostTimer):
+    """Both, for one arm: ``"rpc": ["dsl_known_drafts_off", "host_timer_on"]``."""

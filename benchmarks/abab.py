@@ -597,6 +597,15 @@ def parse_repeats_at(text: str) -> dict[int, int]:
     return parse_waves_at(text)
 
 
+def round_prompts(prompts: list, index: int, n: int) -> list:
+    """The prompts of the ``index``-th round of ``n`` requests
+    (``--rotate-prompts``; index 0 without it): the list rotated to start
+    at request ``index * n``, wrapping around, so consecutive rounds take
+    consecutive requests and every arm of one round gets the same ones."""
+    start = (index * n) % len(prompts)
+    return prompts[start:] + prompts[:start] if start else prompts
+
+
 def request_lengths(bounds: tuple[int, int] | None, n: int) -> list[int] | None:
     """The output length of each of a point's ``n`` requests: drawn from one
     fixed seed, so every arm and round of the point runs the same requests."""
@@ -667,6 +676,12 @@ def main(argv: list[str]) -> int:
                          "groups of the point's request count (the next prompts, "
                          "the same output lengths), each drained before the next "
                          "(a longer round of the same load)")
+    ap.add_argument("--rotate-prompts", action="store_true",
+                    help="each round starts at the prompt after the previous "
+                         "round's last (warm rounds after the measured ones), "
+                         "every arm of a round on the same prompts: short "
+                         "rounds then cover the prompt set instead of "
+                         "repeating its first requests")
     ap.add_argument("--engine", default="{}", help="EngineArgs overrides, JSON")
     ap.add_argument("--dsl-starts-alone", action="store_true",
                     help="start the DSL arms one at a time after the others are "
@@ -794,6 +809,7 @@ def main(argv: list[str]) -> int:
                  "waves": args.waves,
                  "waves_at": {str(c): n for c, n in args.waves_at.items()},
                  "repeats_at": {str(c): n for c, n in args.repeats_at.items()},
+                 "rotate_prompts": args.rotate_prompts,
                  "init_s": init_s, "failed": failed, "pinned": pinned,
                  "points": [],
                  "bystanders": [[]]}
@@ -819,11 +835,13 @@ def main(argv: list[str]) -> int:
             probes: dict[str, list[list]] = {}
             life: dict[str, list[list]] = {a["name"]: [[0.0] * 10, [0] * 10] for a in arms}
 
-            def run_or_drop(i: int, tag: str, where: str) -> dict | None:
-                """Arm ``i``'s workload of this point; an arm other than the
-                base whose engine fails is dropped with its error."""
+            def run_or_drop(i: int, tag: str, where: str, start: int) -> dict | None:
+                """Arm ``i``'s workload of this point on ``round_prompts(start)``;
+                an arm other than the base whose engine fails is dropped with
+                its error."""
                 try:
-                    return run_workload(engines[i], prompts, c, n, args.max_tokens,
+                    return run_workload(engines[i], round_prompts(prompts, start, n),
+                                        c, n, args.max_tokens,
                                         None, tag, output_lengths=lengths,
                                         drain_every=group if repeats > 1 else None)
                 except Exception as e:  # noqa: BLE001
@@ -837,7 +855,8 @@ def main(argv: list[str]) -> int:
             for r in range(args.warm_rounds):
                 for i in range(len(arms)):
                     if arms[i]["name"] not in failed:
-                        res = run_or_drop(i, f"w{r}c{c}", f"warm round {r}")
+                        res = run_or_drop(i, f"w{r}c{c}", f"warm round {r}",
+                                          args.rounds + r if args.rotate_prompts else 0)
                         if res is not None and arms[i]["probe"]:
                             # Read and dropped: a probe that answers since its
                             # last read (HostTimer) then gives the first
@@ -853,7 +872,8 @@ def main(argv: list[str]) -> int:
                     before = spec[arms[i]["name"]].snapshot()
                     periods_before = len(spec[arms[i]["name"]].core_period_ms)
                     engine_steps_before = len(spec[arms[i]["name"]].engine_steps)
-                    res = run_or_drop(i, f"r{r}c{c}", f"round {r}")
+                    res = run_or_drop(i, f"r{r}c{c}", f"round {r}",
+                                      r if args.rotate_prompts else 0)
                     if res is None:
                         continue
                     if arms[i]["probe"]:

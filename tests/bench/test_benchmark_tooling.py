@@ -301,6 +301,8 @@ class _FakeEngines:
         self.lengths: list[tuple] = []
         # (arm, tag, drain_every) of every workload run.
         self.drains: list[tuple] = []
+        # (arm, tag, first prompt) of every workload run.
+        self.first_prompts: list[tuple] = []
 
     def install(self, monkeypatch, abab):
         import vllm.v1.engine.llm_engine as llm_engine
@@ -338,6 +340,7 @@ class _FakeEngines:
             self.events.append(("run", engine, tag))
             self.lengths.append((engine, tag, n, output_lengths))
             self.drains.append((engine, tag, drain_every))
+            self.first_prompts.append((engine, tag, prompts[0]))
             if tag.startswith("r") and self.run_fails.get(engine) == tag:
                 raise RuntimeError(f"{engine} died")
             logger = self.loggers[engine]
@@ -503,6 +506,30 @@ def test_abab_repeats_at_runs_a_points_requests_again_after_each_drains(
             assert len(lengths) == 48 and lengths[:16] == lengths[16:32] == lengths[32:]
         else:
             assert drain is None
+
+
+@pytest.mark.parametrize("rotate", [False, True])
+def test_abab_rotate_prompts_gives_each_round_the_next_requests(
+        tmp_path, monkeypatch, rotate):
+    """``--rotate-prompts``: measured round r of a point with n requests
+    starts at request r * n (wrapping around the prompt set), warm rounds
+    after the measured ones, every arm of a round on the same prompts;
+    without it every round starts at the first prompt."""
+    abab, out, args = _abab(tmp_path, "sd4,sd3", conc="1")
+    fake = _FakeEngines()
+    fake.install(monkeypatch, abab)
+    monkeypatch.setattr(abab, "load_prompts", lambda *a: [[i] for i in range(5)])
+    extra = ["--warm-rounds", "1"] + (["--rotate-prompts"] if rotate else [])
+    assert abab.main(args + extra) == 0
+    first = {(arm, tag): p[0] for arm, tag, p in fake.first_prompts
+             if not tag.startswith("warm")}
+    # Two requests a point at c = 1 (--base-requests 2), two measured rounds.
+    want = {"r0c1": 0, "r1c1": 2, "w0c1": 4} if rotate else dict.fromkeys(
+        ("r0c1", "r1c1", "w0c1"), 0)
+    for tag, start in want.items():
+        assert first[("sd4", tag)] == first[("sd3", tag)] == start, tag
+    assert json.loads(out.read_text())["rotate_prompts"] is rotate
+    assert abab.round_prompts([[0], [1], [2]], 2, 2) == [[1], [2], [0]]
 
 
 def test_abab_reports_tokens_a_step_by_tenth_of_a_requests_life(tmp_path, monkeypatch):
@@ -2130,3 +2157,92 @@ def test_served_narrows_on_tokens_says_where_there_is_no_check(monkeypatch):
 
     monkeypatch.delattr(served_width._Window, "steps_shorter", raising=False)
     assert ab_hooks.ServedNarrowsOnTokens().dsl_served_narrows_on_tokens() is False
+
+
+def _known_drafts_speculator(tmp_path, monkeypatch):
+    """vLLM's standalone draft-model speculator class with
+    patches-wip/dsl-drafted-counts-on-host: the tree's own where it has the
+    claim, else the tree's three files that wip changes with its patches
+    applied (git apply), loaded in their places, in import order."""
+    import importlib
+    import importlib.util
+
+    from vllm.v1.worker.gpu.spec_decode import speculator as base
+
+    if not hasattr(base.DraftModelSpeculator, "_note_known_drafts"):
+        patches = sorted(
+            (ROOT / "patches-wip" / "dsl-drafted-counts-on-host").glob("0*.patch")
+        )
+        assert patches, "no claim in the tree and no patches-wip/dsl-drafted-counts-on-host"
+        for name in (
+            "vllm.v1.spec_decode.dynamic.confidence_exit",
+            "vllm.v1.worker.gpu.spec_decode.draft_confidence_states",
+            "vllm.v1.worker.gpu.spec_decode.speculator",
+        ):
+            tree_module = importlib.import_module(name)
+            rel = name.replace(".", "/") + ".py"
+            copy = tmp_path / rel
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            copy.write_text(Path(tree_module.__file__).read_text())
+            subprocess.run(["git", "apply", f"--include={rel}", *map(str, patches)],
+                           cwd=tmp_path, check=True)
+            spec = importlib.util.spec_from_file_location(name, copy)
+            module = importlib.util.module_from_spec(spec)
+            monkeypatch.setitem(sys.modules, name, module)
+            spec.loader.exec_module(module)
+            parent, _, leaf = name.rpartition(".")
+            monkeypatch.setattr(importlib.import_module(parent), leaf, module)
+        base = sys.modules["vllm.v1.worker.gpu.spec_decode.speculator"]
+    return base
+
+
+def test_known_drafts_off_makes_every_proposal_record(tmp_path, monkeypatch):
+    """With the wip a DSL speculator at floor 0 and no step priced claims
+    its K before the loop (``get_num_drafted_tokens`` None: the runner
+    records nothing); the hook turns that off for its engine, so the same
+    proposal hands the runner the device counts again."""
+    import ab_hooks
+    import numpy as np
+    import torch
+
+    base = _known_drafts_speculator(tmp_path, monkeypatch)
+    exit_mod = sys.modules["vllm.v1.spec_decode.dynamic.confidence_exit"]
+    states_mod = sys.modules["vllm.v1.worker.gpu.spec_decode.draft_confidence_states"]
+
+    class Speculator(base.DraftModelSpeculator):
+        # The abstract methods, which this test never calls.
+        capture = init_cudagraph_manager = load_draft_model = propose = None
+
+    cpu = torch.device("cpu")
+    speculator = object.__new__(Speculator)
+    speculator.confidence_exit = exit_mod.DraftConfidenceExit(0.0, 4, cpu)
+    speculator.draft_confidence_states = states_mod.DraftConfidenceRequestStates(
+        0.0, 3, 4, cpu
+    )
+
+    def propose():
+        speculator._note_known_drafts(np.array([0, 1]), 3, [2, 2], False)
+        return speculator.get_num_drafted_tokens()
+
+    assert propose() is None and speculator.known_drafts == 3
+
+    class Worker(ab_hooks.KnownDraftsOff):
+        model_runner = types.SimpleNamespace(speculator=speculator)
+
+    assert Worker().dsl_known_drafts_off() is True
+    assert Worker().dsl_known_drafts_off() is False  # not twice
+    assert issubclass(ab_hooks.KnownDraftsOffTimer, ab_hooks.HostTimer)
+    drafted = propose()
+    assert speculator.known_drafts is None
+    assert drafted is not None  # the exit state's counts, for record()
+
+
+def test_known_drafts_off_says_where_there_is_no_claim():
+    import ab_hooks
+
+    class Worker(ab_hooks.KnownDraftsOff):
+        model_runner = types.SimpleNamespace(speculator=object())
+
+    assert Worker().dsl_known_drafts_off() is False
+    Worker.model_runner = types.SimpleNamespace(speculator=None)
+    assert Worker().dsl_known_drafts_off() is False

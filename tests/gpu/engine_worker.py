@@ -51,7 +51,7 @@ DRAFT_FORWARDS = {"count": 0}
 # The V2 draft model's device-side loops: launches, and per propose() that
 # launched one (traced unless VLLM_GPU_SYNC_CHECK=error, since reading the
 # loop's step count back syncs): [draft forwards, largest drafted count, K].
-DEVICE_LOOP = {"launches": 0, "steps": []}
+DEVICE_LOOP = {"launches": 0, "steps": [], "known": []}
 # Draft slots of the V2 runner's verify batches: as scheduled, and as run.
 VERIFY_SLOTS = {"scheduled": 0, "verified": 0}
 # The V2 target's CUDA graph per uniform decode step: how many replayed a FULL
@@ -119,6 +119,21 @@ def _trace_device_loops(sa) -> None:
 
     def traced(self, *args, **kwargs):
         out = propose(self, *args, **kwargs)
+        exit_state = getattr(self, "confidence_exit", None)
+        if exit_state is not None and not kwargs.get("dummy_run"):
+            # What the host claimed before the loop ran (None: nothing; a
+            # tree without the claim records no "known" at all), then what
+            # the device drafted: the least and most drafts over the rows.
+            drafted = exit_state.get_num_drafted()
+            if drafted.numel() and DEVICE_LOOP["known"] is not None:
+                if not hasattr(self, "known_drafts"):
+                    DEVICE_LOOP["known"] = None
+                else:
+                    k = kwargs.get("num_speculative_tokens")
+                    DEVICE_LOOP["known"].append(
+                        [self.known_drafts, int(drafted.min()), int(drafted.max()),
+                         k if k is not None else self.num_speculative_steps]
+                    )
         if getattr(self, "_device_loop", None) is not None:
             forwards = int(self.current_draft_step)
             drafted = self.confidence_exit.get_num_drafted()
@@ -251,7 +266,7 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
     ]
     before = _metric_snapshot(llm)
     DRAFT_FORWARDS["count"] = 0
-    DEVICE_LOOP.update(launches=0, steps=[])
+    DEVICE_LOOP.update(launches=0, steps=[], known=[])
     VERIFY_SLOTS.clear()
     VERIFY_SLOTS.update(scheduled=0, verified=0, trimmed_steps=0)
     TARGET_DISPATCH.update(uniform_full=0, uniform_not_full=[])
@@ -277,6 +292,9 @@ def run_greedy(llm, case: dict, inputs: list[dict]) -> dict:
         "device_loop": {
             "launches": DEVICE_LOOP["launches"],
             "steps": list(DEVICE_LOOP["steps"]),
+            "known": (
+                None if DEVICE_LOOP["known"] is None else list(DEVICE_LOOP["known"])
+            ),
         },
         "verify_slots": dict(VERIFY_SLOTS),
         "target_dispatch": {

@@ -153,6 +153,44 @@ def test_device_loop_runs_exactly_the_needed_steps(engine_groups, prompts, group
     )
 
 
+@pytest.mark.gpu_groups("v2-tau0", "v2-async", "v2-schedule")
+@pytest.mark.parametrize(
+    ("group", "name", "exercised"),
+    [
+        ("v2-tau0", "dsl_t0_k5", True),
+        ("v2-tau0", "dsl_per_request_k5", False),
+        ("v2-async", "dsl_t0.6_k5", False),
+        ("v2-schedule", "dsl_sched_k5", False),
+    ],
+)
+def test_drafts_known_on_the_host_are_what_the_device_drafted(
+    engine_groups, prompts, group, name, exercised
+):
+    """Where the speculator claimed before its loop ran that every row would
+    draft the proposal's K (``known_drafts``: floor 0, no request's own
+    floor or cap, every draft step hidden under the host's time), every row
+    drafted exactly K on the device: the runner reports that K without
+    recording or reading the counts. With the floor 0 and no overrides the
+    small pair is host-bound, so claims come up; with a floor (0.6) or
+    requests' own floors and caps none may."""
+    r = ok(results(engine_groups, prompts, group)[name])
+    known = r["device_loop"].get("known")
+    assert known is not None, (
+        "recorded on a vLLM tree without known drafts "
+        "(before patches-wip/dsl-drafted-counts-on-host) or by an older suite"
+    )
+    claimed = [entry for entry in known if entry[0] is not None]
+    wrong = [entry for entry in claimed if not entry[0] == entry[1] == entry[2]]
+    assert not wrong, wrong[:10]
+    if exercised:
+        assert claimed, (
+            f"no proposal of {len(known)} was known on the host "
+            f"(host_step_ms {r.get('host_step_ms')})"
+        )
+    else:
+        assert not claimed, claimed[:10]
+
+
 @pytest.mark.gpu_groups("v1-async", "v1-sync")
 def test_v1_async_reports_drafted_lengths(engine_groups, prompts):
     """Under V1 async scheduling the scheduler counts what the drafter really
