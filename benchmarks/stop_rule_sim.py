@@ -18,7 +18,17 @@ start-up table logs them) it reports the tokens per ms of:
   ``gain x elapsed > D x total``, with survival and gain from the raw ``q``);
 - the rule fed the calibrated confidence (``calibrated``: each ``q`` replaced
   by its bin's acceptance rate), which is what an online calibration of the
-  drafter's confidence could at best give.
+  drafter's confidence could at best give;
+- with ``--oracle``, a stop that knows which drafts will be accepted
+  (``oracle``: each request drafts exactly its accepted run, at most the cap,
+  and pays at least the one draft pass every step runs): no stop rule, of
+  any kind, can do better at that cap, so it bounds what one can gain over SD;
+- with ``--thresholds``, the best stop on the calibrated survival alone
+  (``survival``: draft on while the product of the drafts' calibrated
+  acceptance rates is at least ``a``, the best ``a`` of a grid): with
+  positions independent, as here, what a request can expect from its next
+  draft depends on its survival only, so a stop that knows the calibrated
+  rates can do no better than this threshold, chosen best.
 
 What it answers: whether calibrating the confidence is worth building
 (the drafter is under-confident: expected calibration error 0.114 on the
@@ -78,8 +88,36 @@ def simulate(bins, verify_ms: float, draft_ms: float, cap: int, policy: str,
     tokens = time_ms = forwards = 0.0
     for _ in range(samples):
         draws = [rng.choices(bins, weights=weights, k=cap) for _ in range(rows)]
+        if policy == "oracle":
+            # Knows each draft's fate: drafts the longest accepted run of the
+            # batch (one loop for the batch), so every row's tokens are its
+            # run plus the bonus token, as with any longer draft.
+            runs = []
+            for r in range(rows):
+                run = 0
+                for _q, p, _ in draws[r]:
+                    if rng.random() >= p:
+                        break
+                    run += 1
+                runs.append(run)
+            drafted = max(runs)
+            tokens += sum(runs) + rows
+            time_ms += verify_ms + max(drafted, 1) * draft_ms
+            forwards += max(drafted, 1)
+            continue
         if fixed is not None:
             drafted = fixed
+        elif policy.startswith("thr"):
+            # Draft on while every row's calibrated survival is >= a.
+            a = float(policy[3:])
+            drafted = 0
+            survival = [1.0] * rows
+            for step in range(cap):
+                drafted += 1
+                for r in range(rows):
+                    survival[r] *= draws[r][step][1]
+                if max(survival) < a:
+                    break
         else:
             drafted = 0
             survival = [1.0] * rows
@@ -127,6 +165,13 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--batch", action="store_true",
                     help="B requests in flight at batch size B, drafting together (one "
                          "decision for the batch); without it, one request at every B")
+    ap.add_argument("--oracle", action="store_true",
+                    help="also the stop that knows each draft's fate (an upper "
+                         "bound for any stop rule at this cap)")
+    ap.add_argument("--thresholds", action="store_true",
+                    help="also the best stop on the calibrated survival (a grid "
+                         "of thresholds 0.02-0.98): the best a stop on a "
+                         "calibrated confidence can do with positions independent")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
@@ -137,6 +182,10 @@ def main(argv: list[str]) -> int:
     for b, (v, d) in sorted(parse_costs(args.costs).items()):
         rng = random.Random(args.seed)
         policies = [f"sd{k}" for k in range(1, args.cap + 1)] + ["raw", "calibrated"]
+        if args.oracle:
+            policies.append("oracle")
+        grid = [f"thr{a / 100:.2f}" for a in range(2, 100, 4)] if args.thresholds else []
+        policies += grid
         rows_in_flight = b if args.batch else 1
         res = {p: simulate(bins, v, d, args.cap, p, args.samples, rng, rows_in_flight)
                for p in policies}
@@ -147,13 +196,26 @@ def main(argv: list[str]) -> int:
                "raw_vs_best_sd": res["raw"]["tokens_per_ms"] / res[best]["tokens_per_ms"],
                "calibrated_vs_raw": (res["calibrated"]["tokens_per_ms"]
                                      / res["raw"]["tokens_per_ms"])}
+        if args.oracle:
+            row["oracle_vs_best_sd"] = (res["oracle"]["tokens_per_ms"]
+                                        / res[best]["tokens_per_ms"])
+        if grid:
+            best_thr = max(grid, key=lambda p: res[p]["tokens_per_ms"])
+            row["best_threshold"] = float(best_thr[3:])
+            row["threshold_vs_best_sd"] = (res[best_thr]["tokens_per_ms"]
+                                           / res[best]["tokens_per_ms"])
         rows.append(row)
         print(f"B={b}: best SD {best}; rule (raw q) {row['raw_vs_best_sd']:.3f}x of it, "
               f"tokens/step {res['raw']['tokens_per_step']:.2f}; calibrated q "
               f"{row['calibrated_vs_raw']:.3f}x the raw rule, tokens/step "
               f"{res['calibrated']['tokens_per_step']:.2f}; forwards/step raw "
               f"{res['raw']['draft_forwards_per_step']:.2f}, calibrated "
-              f"{res['calibrated']['draft_forwards_per_step']:.2f}")
+              f"{res['calibrated']['draft_forwards_per_step']:.2f}"
+              + (f"; oracle {row['oracle_vs_best_sd']:.3f}x best SD, tokens/step "
+                 f"{res['oracle']['tokens_per_step']:.2f}, forwards/step "
+                 f"{res['oracle']['draft_forwards_per_step']:.2f}" if args.oracle else "")
+              + (f"; best survival threshold {row['best_threshold']:.2f}: "
+                 f"{row['threshold_vs_best_sd']:.3f}x best SD" if grid else ""))
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"calibration": str(args.calibration),

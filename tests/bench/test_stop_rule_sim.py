@@ -103,3 +103,49 @@ def test_cli_batch_flag_sets_rows_to_the_batch_size(tmp_path):
     rows = json.loads(out.read_text())["rows"]
     assert [(r["batch"], r["rows"]) for r in rows] == [(1, 1), (4, 4)]
     assert set(rows[1]["policies"]) == {"sd1", "sd2", "raw", "calibrated"}
+
+
+def test_the_oracle_drafts_the_accepted_run_and_beats_every_fixed_k():
+    """The oracle's tokens a step are SD at the cap's (the same run plus the
+    bonus token), at fewer draft passes: at least one a step, and on
+    average E[min(run, cap)] floored at 1, so it beats every fixed K."""
+    p = (0.9 * 3 + 0.2) / 4
+    got = sim.simulate(BINS, 5.0, 1.0, 4, "oracle", 40000, random.Random(3))
+    want_tokens = 1 + sum(p**j for j in range(1, 5))
+    assert got["tokens_per_step"] == pytest.approx(want_tokens, rel=0.02)
+    # P(run >= j) = p^j: E[max(min(run, 4), 1)] = 1 + sum_{j=2..4} p^j.
+    want_forwards = 1 + sum(p**j for j in range(2, 5))
+    assert got["draft_forwards_per_step"] == pytest.approx(want_forwards, rel=0.02)
+    for k in (1, 2, 3, 4):
+        sd = sim.simulate(BINS, 5.0, 1.0, 4, f"sd{k}", 40000, random.Random(4))
+        assert got["tokens_per_ms"] > sd["tokens_per_ms"]
+
+
+def test_a_survival_threshold_of_zero_is_sd_at_the_cap_and_of_one_is_sd1():
+    """``thr<a>``: draft on while the calibrated survival is >= a. At a = 0
+    every step goes on (SD at the cap); above every survival it stops after
+    the first draft (SD K=1); in between it drafts between the two."""
+    rng = lambda: random.Random(5)  # noqa: E731
+    cap = sim.simulate(BINS, 5.0, 1.0, 4, "thr0.00", 20000, rng())
+    one = sim.simulate(BINS, 5.0, 1.0, 4, "thr1.01", 20000, rng())
+    mid = sim.simulate(BINS, 5.0, 1.0, 4, "thr0.50", 20000, rng())
+    assert cap["ms_per_step"] == pytest.approx(9.0)
+    assert one["ms_per_step"] == pytest.approx(6.0)
+    assert 6.0 < mid["ms_per_step"] < 9.0
+
+
+def test_cli_reports_the_oracle_and_the_best_threshold(tmp_path):
+    cal = tmp_path / "calibration.json"
+    cal.write_text(json.dumps({"bins": [
+        {"mean_p": q, "accept_rate": p, "count": c} for q, p, c in BINS]}))
+    out = tmp_path / "sim.json"
+    ok = subprocess.run([sys.executable, str(BENCH / "stop_rule_sim.py"), "--calibration",
+                         str(cal), "--costs", "1:4.0/1.0", "--samples", "3000",
+                         "--oracle", "--thresholds", "--out", str(out)],
+                        capture_output=True, text=True, timeout=300)
+    assert ok.returncode == 0, ok.stderr
+    (row,) = json.loads(out.read_text())["rows"]
+    assert "oracle" in row["policies"] and row["oracle_vs_best_sd"] > 1.0
+    assert 0.0 < row["best_threshold"] < 1.0
+    assert row["threshold_vs_best_sd"] <= row["oracle_vs_best_sd"]
+    assert "oracle" in ok.stdout and "best survival threshold" in ok.stdout
