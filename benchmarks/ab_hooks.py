@@ -78,6 +78,13 @@ calls the method on every worker once the engine is up, before any workload).
   turns the claim off for one engine (its speculator instance), for an arm
   that records and reads them every step as the series does.
   ``KnownDraftsOffTimer`` has ``HostTimer``'s methods too.
+- ``FirstPassBeginOff.dsl_first_pass_begin_off``: with
+  patches-wip/dsl-begin-in-first-pass the first draft pass's graph sets
+  the DSL draft loop up; this disarms that for one engine, which then sets
+  its loop up with a launch of its own every proposal, as the series does.
+- ``SeriesDsl.dsl_as_the_series``: the three wips above turned off at
+  once, for a control arm that runs DSL as main's series does on a tree
+  with all three. ``SeriesDslTimer`` has ``HostTimer``'s methods too.
 - ``HostTimer.host_timer_on`` / ``host_timer_read``: times on the host, with
   no profiler, what the worker runs each engine step: the steps themselves
   (wall time and the stepping thread's CPU time from one ``execute_model``
@@ -460,6 +467,35 @@ class KnownDraftsOff:
         return True
 
 
+class FirstPassBeginOff:
+    def dsl_first_pass_begin_off(self) -> bool:
+        """True once the engine's standalone drafter sets its DSL draft loop
+        up with a launch of its own every proposal, as the series does,
+        instead of inside its first pass's graph
+        (patches-wip/dsl-begin-in-first-pass): the set-up the graphs
+        recorded is disarmed for good and never armed again. False where
+        the first pass records no set-up or it is already off."""
+        speculator = getattr(self.model_runner, "speculator", None)  # type: ignore[attr-defined]
+        if not getattr(speculator, "_begin_in_first_pass", False):
+            return False
+        speculator._begin_in_first_pass = False
+        speculator.confidence_exit.arm_recorded_begin(False)
+        return True
+
+
+class SeriesDsl(KnownDraftsOff, FirstPassBeginOff, ServedNarrowsOnTokens):
+    def dsl_as_the_series(self) -> list[bool]:
+        """The engine's DSL as main's series runs it, on a tree with
+        patches-wip/dsl-served-width-step-gate, dsl-drafted-counts-on-host
+        and dsl-begin-in-first-pass: each wip's behaviour turned off (what
+        each hook answered, in that order)."""
+        return [
+            self.dsl_served_narrows_on_tokens(),
+            self.dsl_known_drafts_off(),
+            self.dsl_first_pass_begin_off(),
+        ]
+
+
 class GraphLaunchesOffTimer(GraphLaunchesOff, HostTimer):
     """Both, for one arm: ``"rpc": ["dsl_launch_every_step", "host_timer_on"]``."""
 
@@ -475,3 +511,7 @@ class ServedNarrowsOnTokensTimer(ServedNarrowsOnTokens, HostTimer):
 
 class KnownDraftsOffTimer(KnownDraftsOff, HostTimer):
     """Both, for one arm: ``"rpc": ["dsl_known_drafts_off", "host_timer_on"]``."""
+
+
+class SeriesDslTimer(SeriesDsl, HostTimer):
+    """Both, for one arm: ``"rpc": ["dsl_as_the_series", "host_timer_on"]``."""

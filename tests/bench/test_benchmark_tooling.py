@@ -2159,41 +2159,53 @@ def test_served_narrows_on_tokens_says_where_there_is_no_check(monkeypatch):
     assert ab_hooks.ServedNarrowsOnTokens().dsl_served_narrows_on_tokens() is False
 
 
-def _known_drafts_speculator(tmp_path, monkeypatch):
-    """vLLM's standalone draft-model speculator class with
-    patches-wip/dsl-drafted-counts-on-host: the tree's own where it has the
-    claim, else the tree's three files that wip changes with its patches
-    applied (git apply), loaded in their places, in import order."""
+def _wip_modules(tmp_path, monkeypatch, wips, names, present):
+    """vLLM's modules ``names`` (in import order) with the patches of
+    ``patches-wip/<wip>`` for every wip in ``wips`` applied: the tree's own
+    where ``present(tree modules)`` says it has them already, else each
+    module's file with those patches applied (git apply), loaded in its
+    place. Returns the modules by name."""
     import importlib
     import importlib.util
 
-    from vllm.v1.worker.gpu.spec_decode import speculator as base
-
-    if not hasattr(base.DraftModelSpeculator, "_note_known_drafts"):
-        patches = sorted(
-            (ROOT / "patches-wip" / "dsl-drafted-counts-on-host").glob("0*.patch")
-        )
-        assert patches, "no claim in the tree and no patches-wip/dsl-drafted-counts-on-host"
-        for name in (
-            "vllm.v1.spec_decode.dynamic.confidence_exit",
-            "vllm.v1.worker.gpu.spec_decode.draft_confidence_states",
-            "vllm.v1.worker.gpu.spec_decode.speculator",
-        ):
-            tree_module = importlib.import_module(name)
-            rel = name.replace(".", "/") + ".py"
-            copy = tmp_path / rel
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            copy.write_text(Path(tree_module.__file__).read_text())
-            subprocess.run(["git", "apply", f"--include={rel}", *map(str, patches)],
+    tree = {name: importlib.import_module(name) for name in names}
+    if present(tree):
+        return tree
+    patches = [p for wip in wips
+               for p in sorted((ROOT / "patches-wip" / wip).glob("0*.patch"))]
+    assert patches, f"not in the tree and no patches-wip/{wips}"
+    out = {}
+    for name in names:
+        rel = name.replace(".", "/") + ".py"
+        copy = tmp_path / rel
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        copy.write_text(Path(tree[name].__file__).read_text())
+        for patch in patches:
+            subprocess.run(["git", "apply", f"--include={rel}", str(patch)],
                            cwd=tmp_path, check=True)
-            spec = importlib.util.spec_from_file_location(name, copy)
-            module = importlib.util.module_from_spec(spec)
-            monkeypatch.setitem(sys.modules, name, module)
-            spec.loader.exec_module(module)
-            parent, _, leaf = name.rpartition(".")
-            monkeypatch.setattr(importlib.import_module(parent), leaf, module)
-        base = sys.modules["vllm.v1.worker.gpu.spec_decode.speculator"]
-    return base
+        spec = importlib.util.spec_from_file_location(name, copy)
+        module = importlib.util.module_from_spec(spec)
+        monkeypatch.setitem(sys.modules, name, module)
+        spec.loader.exec_module(module)
+        parent, _, leaf = name.rpartition(".")
+        monkeypatch.setattr(importlib.import_module(parent), leaf, module)
+        out[name] = module
+    return out
+
+
+_EXIT = "vllm.v1.spec_decode.dynamic.confidence_exit"
+_STATES = "vllm.v1.worker.gpu.spec_decode.draft_confidence_states"
+_BASE = "vllm.v1.worker.gpu.spec_decode.speculator"
+_STANDALONE = "vllm.v1.worker.gpu.spec_decode.standalone_ar.speculator"
+
+
+def _known_drafts_speculator(tmp_path, monkeypatch):
+    """vLLM's speculator base module with patches-wip/dsl-drafted-counts-on-host
+    (``_wip_modules``)."""
+    return _wip_modules(
+        tmp_path, monkeypatch, ["dsl-drafted-counts-on-host"], [_EXIT, _STATES, _BASE],
+        lambda m: hasattr(m[_BASE].DraftModelSpeculator, "_note_known_drafts"),
+    )[_BASE]
 
 
 def test_known_drafts_off_makes_every_proposal_record(tmp_path, monkeypatch):
@@ -2206,8 +2218,7 @@ def test_known_drafts_off_makes_every_proposal_record(tmp_path, monkeypatch):
     import torch
 
     base = _known_drafts_speculator(tmp_path, monkeypatch)
-    exit_mod = sys.modules["vllm.v1.spec_decode.dynamic.confidence_exit"]
-    states_mod = sys.modules["vllm.v1.worker.gpu.spec_decode.draft_confidence_states"]
+    exit_mod, states_mod = sys.modules[_EXIT], sys.modules[_STATES]
 
     class Speculator(base.DraftModelSpeculator):
         # The abstract methods, which this test never calls.
@@ -2246,3 +2257,60 @@ def test_known_drafts_off_says_where_there_is_no_claim():
     assert Worker().dsl_known_drafts_off() is False
     Worker.model_runner = types.SimpleNamespace(speculator=None)
     assert Worker().dsl_known_drafts_off() is False
+
+
+def test_first_pass_begin_off_sets_the_loop_up_with_its_own_launch(
+        tmp_path, monkeypatch):
+    """With patches-wip/dsl-begin-in-first-pass a replayed first pass sets
+    the draft loop up inside its graph (the proposal launches none); the
+    hook disarms that for good, so the same proposal launches its own
+    set-up again, as the series does."""
+    import ab_hooks
+    import torch
+
+    modules = _wip_modules(
+        tmp_path, monkeypatch,
+        ["dsl-drafted-counts-on-host", "dsl-begin-in-first-pass"],
+        [_EXIT, _STATES, _BASE, _STANDALONE],
+        lambda m: hasattr(m[_STANDALONE].StandaloneARSpeculator, "_begin_draft_loop"),
+    )
+    speculator = object.__new__(modules[_STANDALONE].StandaloneARSpeculator)
+    speculator.confidence_exit = modules[_EXIT].DraftConfidenceExit(
+        0.0, 4, torch.device("cpu"))
+    speculator._begin_in_first_pass = True  # as _capture_prefill leaves it
+    launched = []
+    speculator._begin_confidence_exit = lambda *args: launched.append(args)
+
+    def propose():
+        speculator._begin_draft_loop(2, 3, torch.tensor([0, 1]), False, True)
+
+    propose()
+    assert launched == [] and int(speculator.confidence_exit.begin_armed) == 1
+
+    class Worker(ab_hooks.FirstPassBeginOff):
+        model_runner = types.SimpleNamespace(speculator=speculator)
+
+    assert Worker().dsl_first_pass_begin_off() is True
+    assert Worker().dsl_first_pass_begin_off() is False  # not twice
+    propose()
+    assert len(launched) == 1 and int(speculator.confidence_exit.begin_armed) == 0
+    assert issubclass(ab_hooks.SeriesDslTimer, ab_hooks.HostTimer)
+
+
+def test_series_dsl_turns_each_wip_off_where_the_tree_has_it(monkeypatch):
+    """Each hook of the control arm runs, and says where its wip is not in
+    the engine (a speculator without either claim); the served width's
+    class-wide change is undone after the test."""
+    import ab_hooks
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    gate = getattr(served_width._Window, "steps_shorter", None)
+    if gate is not None:
+        monkeypatch.setattr(served_width._Window, "steps_shorter", gate)
+
+    class Worker(ab_hooks.SeriesDsl):
+        model_runner = types.SimpleNamespace(speculator=object())
+
+    answers = Worker().dsl_as_the_series()
+    assert answers == [gate is not None, False, False]
