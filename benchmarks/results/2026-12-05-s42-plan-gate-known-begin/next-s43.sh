@@ -36,7 +36,7 @@
 #     $(git -C vllm diff --name-only --diff-filter=AM dsl wip-s43 -- vllm) | gzip > .gpu-bundles/wip/s43-gate-known-begin.tgz
 #   git -C vllm checkout -q dsl
 #   bash scripts/gpu-host/call-size.sh .gpu-bundles/b9 .gpu-bundles/prompts .gpu-bundles/intree .gpu-bundles/wip
-#   (session 42: 65.68 of 67.11 MB, 1.43 MB left)
+#   (session 42: 65.71 of 67.11 MB, 1.40 MB left)
 # Device: b1-b8 and the rows one call each (docs/gpu-host.md), then this with
 # carry .gpu-bundles/b9, .gpu-bundles/prompts, .gpu-bundles/intree and
 # .gpu-bundles/wip (returns in ~60 s), then
