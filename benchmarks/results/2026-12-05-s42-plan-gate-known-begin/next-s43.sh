@@ -50,6 +50,8 @@
 #         python3 benchmarks/host_timer_table.py abab.json.gz and --pair dsl4+series dsl4+t;
 #         zgrep -a "served_width.py" abab.log.gz;
 #         python3 benchmarks/verdict.py --label t --dsl-arm dsl4 --out verdict.json small=abab.json.gz.
+# ROUNDS and WARM_ROUNDS (default 26 and 4) shorten the A/B where the
+# session's device time is short.
 set -uo pipefail
 R=/tmp/s43; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" .gpu-bundles/b9 \
@@ -72,7 +74,7 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=1200 AB_WAIT_FILE=$R/go AB_WAIT_S=1500 \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 1 \
   --rotate-prompts --engine "$E" --out abab.json \
   --arms 'sd4+t,dsl4+t,dsl4+series,target+t' --arm-options "$O" \
-  --rounds 26 --warm-rounds 4 --dsl-starts-alone --pin-engines "$CPUS" ${OTHERS:+--pin-client "$OTHERS"} \
+  --rounds "${ROUNDS:-26}" --warm-rounds "${WARM_ROUNDS:-4}" --dsl-starts-alone --pin-engines "$CPUS" ${OTHERS:+--pin-client "$OTHERS"} \
   > "$R/ab-start.log" 2>&1 || cat "$R/ab-start.log"
 sleep 15
 tar czf "$OUT/a.tgz" --exclude=s43/suite-out -C /tmp s43
