@@ -64,7 +64,7 @@ calls the method on every worker once the engine is up, before any workload).
   series asks whether keeping the width pays.
   ``ServedKeepsWidthTimer`` has ``HostTimer``'s methods too.
 - ``ServedNarrowsOnTokens.dsl_served_narrows_on_tokens``: with
-  patches-wip/dsl-served-width-step-gate the served width moves to a
+  patch 0037 the served width moves to a
   narrower width only where the paired units' steps were shorter there as
   well as their token cheaper (session 41: on the small pair, a host-bound
   engine, one request moved from 4 to 3 on the cost test and DSL lost 2.6% of
@@ -72,19 +72,18 @@ calls the method on every worker once the engine is up, before any workload).
   ``ServedKeepsWidth``), for an arm that serves as the series did.
   ``ServedNarrowsOnTokensTimer`` has ``HostTimer``'s methods too.
 - ``KnownDraftsOff.dsl_known_drafts_off``: with
-  patches-wip/dsl-drafted-counts-on-host the speculator claims, before a
+  patches 0038-0039 the speculator claims, before a
   loop whose every step the host hides, that every row drafts its K, and
   the runner then neither records nor reads back the drafted counts. This
   turns the claim off for one engine (its speculator instance), for an arm
   that records and reads them every step as the series does.
   ``KnownDraftsOffTimer`` has ``HostTimer``'s methods too.
 - ``FirstPassBeginOff.dsl_first_pass_begin_off``: with
-  patches-wip/dsl-begin-in-first-pass the first draft pass's graph sets
+  patch 0040 the first draft pass's graph sets
   the DSL draft loop up; this disarms that for one engine, which then sets
   its loop up with a launch of its own every proposal, as the series does.
-- ``SeriesDsl.dsl_as_the_series``: the three wips above turned off at
-  once, for a control arm that runs DSL as main's series does on a tree
-  with all three. ``SeriesDslTimer`` has ``HostTimer``'s methods too.
+- ``SeriesDsl.dsl_as_the_series``: the three above turned off at once,
+  for a control arm that runs DSL as the series did before 0037-0040. ``SeriesDslTimer`` has ``HostTimer``'s methods too.
 - ``HostTimer.host_timer_on`` / ``host_timer_read``: times on the host, with
   no profiler, what the worker runs each engine step: the steps themselves
   (wall time and the stepping thread's CPU time from one ``execute_model``
@@ -409,7 +408,7 @@ class ServedNarrowsOnTokens:
     def dsl_served_narrows_on_tokens(self) -> bool:
         """True once the engine core's served width rule moves to a narrower
         width on the price of its token alone, as before
-        patches-wip/dsl-served-width-step-gate (which also asks for shorter
+        patch 0037 (which also asks for shorter
         steps there); False if the rule has no such check (the series
         without that patch) or it is already off."""
         from vllm.v1.spec_decode.dynamic import served_width
@@ -448,7 +447,7 @@ class GraphLaunchesOff:
 class KnownDraftsOff:
     def dsl_known_drafts_off(self) -> bool:
         """True once the engine's DSL speculator never claims on the host
-        that every row drafts its K (patches-wip/dsl-drafted-counts-on-host):
+        that every row drafts its K (patches 0038-0039):
         every proposal records its drafted counts on the device and the
         verifying step reads them back, as the series without that wip does;
         False where the speculator makes no such claim or it is already
@@ -472,7 +471,7 @@ class FirstPassBeginOff:
         """True once the engine's standalone drafter sets its DSL draft loop
         up with a launch of its own every proposal, as the series does,
         instead of inside its first pass's graph
-        (patches-wip/dsl-begin-in-first-pass): the set-up the graphs
+        (patch 0040): the set-up the graphs
         recorded is disarmed for good and never armed again. False where
         the first pass records no set-up or it is already off."""
         speculator = getattr(self.model_runner, "speculator", None)  # type: ignore[attr-defined]
@@ -485,10 +484,10 @@ class FirstPassBeginOff:
 
 class SeriesDsl(KnownDraftsOff, FirstPassBeginOff, ServedNarrowsOnTokens):
     def dsl_as_the_series(self) -> list[bool]:
-        """The engine's DSL as main's series runs it, on a tree with
-        patches-wip/dsl-served-width-step-gate, dsl-drafted-counts-on-host
-        and dsl-begin-in-first-pass: each wip's behaviour turned off (what
-        each hook answered, in that order)."""
+        """The engine's DSL as main's series ran it before patches 0037-0040:
+        each patch's behaviour turned off (what each hook answered, in that
+        order: the served width's step gate, the host-known drafted counts,
+        the set-up in the first pass's graph)."""
         return [
             self.dsl_served_narrows_on_tokens(),
             self.dsl_known_drafts_off(),

@@ -2085,7 +2085,7 @@ def test_served_keeps_width_keeps_the_width_it_forgets_the_evidence_of(
 
 def _gated_served_width(tmp_path, monkeypatch):
     """vLLM's served width module with the step check of
-    patches-wip/dsl-served-width-step-gate: the tree's own where it has the
+    patch 0037: the tree's own where it has the
     check, else the tree's file with that patch applied (git apply), loaded
     in its place."""
     import importlib.util
@@ -2095,7 +2095,7 @@ def _gated_served_width(tmp_path, monkeypatch):
     if hasattr(served_width._Window, "steps_shorter"):
         return served_width
     patches = sorted((ROOT / "patches-wip" / "dsl-served-width-step-gate").glob("0*.patch"))
-    assert patches, "no step check in the tree and no patches-wip/dsl-served-width-step-gate"
+    assert patches, "no step check in the tree and no patch 0037"
     rel = "vllm/v1/spec_decode/dynamic/served_width.py"
     copy = tmp_path / rel
     copy.parent.mkdir(parents=True)
@@ -2200,7 +2200,7 @@ _STANDALONE = "vllm.v1.worker.gpu.spec_decode.standalone_ar.speculator"
 
 
 def _known_drafts_speculator(tmp_path, monkeypatch):
-    """vLLM's speculator base module with patches-wip/dsl-drafted-counts-on-host
+    """vLLM's speculator base module with patches 0038-0039
     (``_wip_modules``)."""
     return _wip_modules(
         tmp_path, monkeypatch, ["dsl-drafted-counts-on-host"], [_EXIT, _STATES, _BASE],
@@ -2261,7 +2261,7 @@ def test_known_drafts_off_says_where_there_is_no_claim():
 
 def test_first_pass_begin_off_sets_the_loop_up_with_its_own_launch(
         tmp_path, monkeypatch):
-    """With patches-wip/dsl-begin-in-first-pass a replayed first pass sets
+    """With patch 0040 a replayed first pass sets
     the draft loop up inside its graph (the proposal launches none); the
     hook disarms that for good, so the same proposal launches its own
     set-up again, as the series does."""

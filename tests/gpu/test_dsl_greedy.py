@@ -179,7 +179,7 @@ def test_drafts_known_on_the_host_are_what_the_device_drafted(
     known = r["device_loop"].get("known")
     assert known is not None, (
         "recorded on a vLLM tree without known drafts "
-        "(before patches-wip/dsl-drafted-counts-on-host) or by an older suite"
+        "(before patches 0038-0039) or by an older suite"
     )
     claimed = [entry for entry in known if entry[0] is not None]
     wrong = [entry for entry in claimed if not entry[0] == entry[1] == entry[2]]
