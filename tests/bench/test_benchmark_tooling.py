@@ -2083,34 +2083,6 @@ def test_served_keeps_width_keeps_the_width_it_forgets_the_evidence_of(
         assert 4 in placed[:120]
 
 
-def _gated_served_width(tmp_path, monkeypatch):
-    """vLLM's served width module with the step check of
-    patch 0037: the tree's own where it has the
-    check, else the tree's file with that patch applied (git apply), loaded
-    in its place."""
-    import importlib.util
-
-    from vllm.v1.spec_decode.dynamic import served_width
-
-    if hasattr(served_width._Window, "steps_shorter"):
-        return served_width
-    patches = sorted((ROOT / "patches-wip" / "dsl-served-width-step-gate").glob("0*.patch"))
-    assert patches, "no step check in the tree and no patch 0037"
-    rel = "vllm/v1/spec_decode/dynamic/served_width.py"
-    copy = tmp_path / rel
-    copy.parent.mkdir(parents=True)
-    copy.write_text(Path(served_width.__file__).read_text())
-    subprocess.run(["git", "apply", f"--include={rel}", *map(str, patches)],
-                   cwd=tmp_path, check=True)
-    spec = importlib.util.spec_from_file_location(served_width.__name__, copy)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    monkeypatch.setitem(sys.modules, served_width.__name__, module)
-    import vllm.v1.spec_decode.dynamic as dynamic
-    monkeypatch.setattr(dynamic, "served_width", module)
-    return module
-
-
 def _one_host_bound_request(module, seed):
     """One request on a host-bound engine (vLLM's test of the step check:
     4.3 ms a step whatever the width, each draft accepted with 0.3): the
@@ -2131,13 +2103,14 @@ def _one_host_bound_request(module, seed):
     return controller.widths()[1]
 
 
-def test_served_narrows_on_tokens_turns_the_step_check_off(tmp_path, monkeypatch):
-    """With the step check one host-bound request keeps the cap; the hook
-    turns the check off class-wide, and the same steps move it to 3, as the
-    series without the check did (session 41)."""
+def test_served_narrows_on_tokens_turns_the_step_check_off(monkeypatch):
+    """With the step check (0037) one host-bound request keeps the cap; the
+    hook turns the check off class-wide, and the same steps move it to 3, as
+    the series without the check did (session 41)."""
     import ab_hooks
 
-    module = _gated_served_width(tmp_path, monkeypatch)
+    from vllm.v1.spec_decode.dynamic import served_width as module
+
     monkeypatch.setattr(module._Window, "steps_shorter", module._Window.steps_shorter)
     assert _one_host_bound_request(module, seed=32) == 4
 
@@ -2159,57 +2132,8 @@ def test_served_narrows_on_tokens_says_where_there_is_no_check(monkeypatch):
     assert ab_hooks.ServedNarrowsOnTokens().dsl_served_narrows_on_tokens() is False
 
 
-def _wip_modules(tmp_path, monkeypatch, wips, names, present):
-    """vLLM's modules ``names`` (in import order) with the patches of
-    ``patches-wip/<wip>`` for every wip in ``wips`` applied: the tree's own
-    where ``present(tree modules)`` says it has them already, else each
-    module's file with those patches applied (git apply), loaded in its
-    place. Returns the modules by name."""
-    import importlib
-    import importlib.util
-
-    tree = {name: importlib.import_module(name) for name in names}
-    if present(tree):
-        return tree
-    patches = [p for wip in wips
-               for p in sorted((ROOT / "patches-wip" / wip).glob("0*.patch"))]
-    assert patches, f"not in the tree and no patches-wip/{wips}"
-    out = {}
-    for name in names:
-        rel = name.replace(".", "/") + ".py"
-        copy = tmp_path / rel
-        copy.parent.mkdir(parents=True, exist_ok=True)
-        copy.write_text(Path(tree[name].__file__).read_text())
-        for patch in patches:
-            subprocess.run(["git", "apply", f"--include={rel}", str(patch)],
-                           cwd=tmp_path, check=True)
-        spec = importlib.util.spec_from_file_location(name, copy)
-        module = importlib.util.module_from_spec(spec)
-        monkeypatch.setitem(sys.modules, name, module)
-        spec.loader.exec_module(module)
-        parent, _, leaf = name.rpartition(".")
-        monkeypatch.setattr(importlib.import_module(parent), leaf, module)
-        out[name] = module
-    return out
-
-
-_EXIT = "vllm.v1.spec_decode.dynamic.confidence_exit"
-_STATES = "vllm.v1.worker.gpu.spec_decode.draft_confidence_states"
-_BASE = "vllm.v1.worker.gpu.spec_decode.speculator"
-_STANDALONE = "vllm.v1.worker.gpu.spec_decode.standalone_ar.speculator"
-
-
-def _known_drafts_speculator(tmp_path, monkeypatch):
-    """vLLM's speculator base module with patches 0038-0039
-    (``_wip_modules``)."""
-    return _wip_modules(
-        tmp_path, monkeypatch, ["dsl-drafted-counts-on-host"], [_EXIT, _STATES, _BASE],
-        lambda m: hasattr(m[_BASE].DraftModelSpeculator, "_note_known_drafts"),
-    )[_BASE]
-
-
-def test_known_drafts_off_makes_every_proposal_record(tmp_path, monkeypatch):
-    """With the wip a DSL speculator at floor 0 and no step priced claims
+def test_known_drafts_off_makes_every_proposal_record():
+    """With 0039 a DSL speculator at floor 0 and no step priced claims
     its K before the loop (``get_num_drafted_tokens`` None: the runner
     records nothing); the hook turns that off for its engine, so the same
     proposal hands the runner the device counts again."""
@@ -2217,8 +2141,9 @@ def test_known_drafts_off_makes_every_proposal_record(tmp_path, monkeypatch):
     import numpy as np
     import torch
 
-    base = _known_drafts_speculator(tmp_path, monkeypatch)
-    exit_mod, states_mod = sys.modules[_EXIT], sys.modules[_STATES]
+    from vllm.v1.spec_decode.dynamic import confidence_exit as exit_mod
+    from vllm.v1.worker.gpu.spec_decode import draft_confidence_states as states_mod
+    from vllm.v1.worker.gpu.spec_decode import speculator as base
 
     class Speculator(base.DraftModelSpeculator):
         # The abstract methods, which this test never calls.
@@ -2259,8 +2184,7 @@ def test_known_drafts_off_says_where_there_is_no_claim():
     assert Worker().dsl_known_drafts_off() is False
 
 
-def test_first_pass_begin_off_sets_the_loop_up_with_its_own_launch(
-        tmp_path, monkeypatch):
+def test_first_pass_begin_off_sets_the_loop_up_with_its_own_launch():
     """With patch 0040 a replayed first pass sets
     the draft loop up inside its graph (the proposal launches none); the
     hook disarms that for good, so the same proposal launches its own
@@ -2268,15 +2192,13 @@ def test_first_pass_begin_off_sets_the_loop_up_with_its_own_launch(
     import ab_hooks
     import torch
 
-    modules = _wip_modules(
-        tmp_path, monkeypatch,
-        ["dsl-drafted-counts-on-host", "dsl-begin-in-first-pass"],
-        [_EXIT, _STATES, _BASE, _STANDALONE],
-        lambda m: hasattr(m[_STANDALONE].StandaloneARSpeculator, "_begin_draft_loop"),
+    from vllm.v1.spec_decode.dynamic.confidence_exit import DraftConfidenceExit
+    from vllm.v1.worker.gpu.spec_decode.standalone_ar.speculator import (
+        StandaloneARSpeculator,
     )
-    speculator = object.__new__(modules[_STANDALONE].StandaloneARSpeculator)
-    speculator.confidence_exit = modules[_EXIT].DraftConfidenceExit(
-        0.0, 4, torch.device("cpu"))
+
+    speculator = object.__new__(StandaloneARSpeculator)
+    speculator.confidence_exit = DraftConfidenceExit(0.0, 4, torch.device("cpu"))
     speculator._begin_in_first_pass = True  # as _capture_prefill leaves it
     launched = []
     speculator._begin_confidence_exit = lambda *args: launched.append(args)

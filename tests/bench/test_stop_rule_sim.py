@@ -38,30 +38,36 @@ def test_the_rule_drafts_less_when_drafts_cost_more():
     assert 1.0 < dear["tokens_per_step"] < cheap["tokens_per_step"]
 
 
-def test_cli_writes_rows_and_refuses_bad_costs(tmp_path):
+def _cli(*args: str, timeout: int = 120) -> subprocess.CompletedProcess:
+    """``stop_rule_sim.py`` run as a script with ``args``."""
+    return subprocess.run([sys.executable, str(BENCH / "stop_rule_sim.py"), *args],
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _calibration(tmp_path, extra_bins=()) -> Path:
+    """A calibration file of ``BINS`` (and ``extra_bins``, as JSON bins)."""
     cal = tmp_path / "calibration.json"
     cal.write_text(json.dumps({"bins": [
         {"mean_p": q, "accept_rate": p, "count": c} for q, p, c in BINS]
-        + [{"mean_p": 0.5, "accept_rate": 0.5, "count": 0}]}))
+        + list(extra_bins)}))
+    return cal
+
+
+def test_cli_writes_rows_and_refuses_bad_costs(tmp_path):
+    cal = _calibration(tmp_path, [{"mean_p": 0.5, "accept_rate": 0.5, "count": 0}])
     out = tmp_path / "sim.json"
-    ok = subprocess.run([sys.executable, str(BENCH / "stop_rule_sim.py"), "--calibration",
-                         str(cal), "--costs", "1:4.0/1.0,64:10.0/2.0", "--samples",
-                         "2000", "--out", str(out)], capture_output=True, text=True,
-                        timeout=120)
+    ok = _cli("--calibration", str(cal), "--costs", "1:4.0/1.0,64:10.0/2.0",
+              "--samples", "2000", "--out", str(out))
     assert ok.returncode == 0, ok.stderr
     rows = json.loads(out.read_text())["rows"]
     assert [r["batch"] for r in rows] == [1, 64]
     assert set(rows[0]["policies"]) == {"sd1", "sd2", "sd3", "sd4", "raw", "calibrated"}
     assert rows[0]["best_sd"].startswith("sd")
-    bad = subprocess.run([sys.executable, str(BENCH / "stop_rule_sim.py"), "--calibration",
-                          str(cal), "--costs", "1:4.0"], capture_output=True, text=True,
-                         timeout=60)
+    bad = _cli("--calibration", str(cal), "--costs", "1:4.0", timeout=60)
     assert bad.returncode != 0 and "--costs item '1:4.0' is not B:V/D" in bad.stderr
     empty = tmp_path / "empty.json"
     empty.write_text("{}")
-    none = subprocess.run([sys.executable, str(BENCH / "stop_rule_sim.py"),
-                           "--calibration", str(empty)], capture_output=True, text=True,
-                          timeout=60)
+    none = _cli("--calibration", str(empty), timeout=60)
     assert none.returncode != 0 and "no non-empty 'bins'" in none.stderr
 
 
@@ -135,14 +141,10 @@ def test_a_survival_threshold_of_zero_is_sd_at_the_cap_and_of_one_is_sd1():
 
 
 def test_cli_reports_the_oracle_and_the_best_threshold(tmp_path):
-    cal = tmp_path / "calibration.json"
-    cal.write_text(json.dumps({"bins": [
-        {"mean_p": q, "accept_rate": p, "count": c} for q, p, c in BINS]}))
     out = tmp_path / "sim.json"
-    ok = subprocess.run([sys.executable, str(BENCH / "stop_rule_sim.py"), "--calibration",
-                         str(cal), "--costs", "1:4.0/1.0", "--samples", "3000",
-                         "--oracle", "--thresholds", "--out", str(out)],
-                        capture_output=True, text=True, timeout=300)
+    ok = _cli("--calibration", str(_calibration(tmp_path)), "--costs", "1:4.0/1.0",
+              "--samples", "3000", "--oracle", "--thresholds", "--out", str(out),
+              timeout=300)
     assert ok.returncode == 0, ok.stderr
     (row,) = json.loads(out.read_text())["rows"]
     assert "oracle" in row["policies"] and row["oracle_vs_best_sd"] > 1.0
