@@ -2,7 +2,8 @@
 
     python benchmarks/calibration.py --target T --draft D --prompts DIR \\
         [--models DIR] [--dataset sharegpt-tune] [--num-prompts 64] \\
-        [--max-tokens 64] [--batch-size 16] [--bins 10] [--out FILE.json]
+        [--max-tokens 64] [--batch-size 16] [--bins 10] [--out FILE.json] \\
+        [--trace FILE.json.gz]
 
 DSL stops drafting on the drafter's confidence p (the probability of the
 token it just drafted); this measures how well p predicts that the target
@@ -27,6 +28,12 @@ acceptance probability); the Brier score; ``accept_rate`` over every position
 (what vLLM reports as the acceptance at draft position 1: every position
 here is a first draft after an accepted prefix); and
 ``accept_rate_first_token``, at the first continuation token after the prompt.
+With ``--trace``, also every prompt's positions in order (``p``, the second
+largest probability ``p2``, the entropy in nats, ``accepted``), so that a stop
+rule can be replayed request by request with the correlations a calibration
+table averages away (``benchmarks/trace_stop_sim.py``). A position's values
+are those after an accepted prefix (the target's tokens): where a draft is
+rejected, what the drafter says after its own wrong token is not measured.
 
 bf16 on CUDA, fp32 on CPU (``--dtype`` overrides); prompts are batched
 (``--batch-size``, left-padded, sorted by length). No vLLM.
@@ -95,17 +102,15 @@ def position_logits(model, ids, mask, pos, num: int):
     return model.get_output_embeddings()(hidden[:, n - num - 1:n - 1]).float()
 
 
-def measure(target, draft, prompts: list[list[int]], max_tokens: int,
-            batch_size: int, pad: int, device) -> tuple[list[float], list[int],
-                                                        list[int]]:
-    """Per position (prompt-major, t within): draft confidence p, accepted
-    (0/1), and t."""
+def measure_rows(target, draft, prompts: list[list[int]], max_tokens: int,
+                 batch_size: int, pad: int, device) -> list[dict[str, list]]:
+    """Per prompt (in the order given), per continuation position: the
+    draft's confidence ``p`` (its largest softmax probability), the second
+    largest ``p2``, the entropy of its distribution in nats, and whether its
+    argmax is the target's (``accepted``, 0/1)."""
     import torch
 
-    ps: list[float] = []
-    acc: list[int] = []
-    ts: list[int] = []
-    results: dict[int, tuple] = {}
+    results: dict[int, dict[str, list]] = {}
 
     def one_batch(rows):
         ids, mask, pos = left_pad(rows, pad, device)
@@ -117,9 +122,14 @@ def measure(target, draft, prompts: list[list[int]], max_tokens: int,
         d_logits = position_logits(draft, full, fmask, fpos, max_tokens)
         if not (torch.isfinite(t_logits).all() and torch.isfinite(d_logits).all()):
             return None
-        p, d_arg = d_logits.softmax(-1).max(-1)
-        ok = (d_arg == t_logits.argmax(-1)).int()
-        return [(p[j].tolist(), ok[j].tolist()) for j in range(len(rows))]
+        probs = d_logits.softmax(-1)
+        top = probs.topk(2, dim=-1)
+        p, p2 = top.values[..., 0], top.values[..., 1]
+        entropy = -(probs * d_logits.log_softmax(-1)).sum(-1)
+        ok = (top.indices[..., 0] == t_logits.argmax(-1)).int()
+        return [{"p": p[j].tolist(), "p2": p2[j].tolist(),
+                 "entropy": entropy[j].tolist(), "accepted": ok[j].tolist()}
+                for j in range(len(rows))]
 
     with torch.inference_mode():
         for idx, rows in batches(prompts, batch_size):
@@ -137,12 +147,40 @@ def measure(target, draft, prompts: list[list[int]], max_tokens: int,
                 raise RuntimeError("non-finite logits")
             for i, r in zip(idx, got):
                 results[i] = r
-    for i in sorted(results):
-        p, ok = results[i]
-        ps += p
-        acc += ok
-        ts += list(range(len(p)))
+    return [results[i] for i in sorted(results)]
+
+
+def measure(target, draft, prompts: list[list[int]], max_tokens: int,
+            batch_size: int, pad: int, device) -> tuple[list[float], list[int],
+                                                        list[int]]:
+    """Per position (prompt-major, t within): draft confidence p, accepted
+    (0/1), and t."""
+    ps: list[float] = []
+    acc: list[int] = []
+    ts: list[int] = []
+    for row in measure_rows(target, draft, prompts, max_tokens, batch_size, pad,
+                            device):
+        ps += row["p"]
+        acc += row["accepted"]
+        ts += list(range(len(row["p"])))
     return ps, acc, ts
+
+
+def write_trace(path: Path, header: dict, rows: list[dict[str, list]]) -> None:
+    """``rows`` (``measure_rows``) as gzipped JSON beside ``header``: what
+    ``benchmarks/trace_stop_sim.py`` replays, request by request."""
+    import gzip
+
+    def rounded(values):
+        return [round(float(v), 5) for v in values]
+
+    data = {**header, "rows": [
+        {"prompt": i, "p": rounded(r["p"]), "p2": rounded(r["p2"]),
+         "entropy": rounded(r["entropy"]), "accepted": [int(a) for a in r["accepted"]]}
+        for i, r in enumerate(rows)]}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with gzip.open(path, "wt") as f:
+        json.dump(data, f)
 
 
 def reliability(ps: list[float], acc: list[int], ts: list[int], nbins: int) -> dict:
@@ -207,6 +245,10 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--dtype", default="auto",
                     help="auto (bfloat16 on CUDA, float32 on CPU), or a torch dtype")
     ap.add_argument("--out", type=Path, default=Path("calibration.json"))
+    ap.add_argument("--trace", type=Path,
+                    help="also write every prompt's per-position confidence, "
+                         "second probability, entropy and acceptance here "
+                         "(gzipped JSON, for benchmarks/trace_stop_sim.py)")
     args = ap.parse_args(argv)
 
     import torch
@@ -246,11 +288,17 @@ def main(argv: list[str]) -> int:
     if pad is None:
         eos = target.config.eos_token_id
         pad = (eos[0] if isinstance(eos, list) else eos) or 0
-    ps, acc, ts = measure(target, draft, prompts, args.max_tokens, args.batch_size,
-                          pad, device)
-    res = {"target": args.target, "draft": args.draft, "dataset": args.dataset,
-           "num_prompts": len(prompts), "max_tokens": args.max_tokens,
-           "dtype": dtype_name, "device": device,
+    rows = measure_rows(target, draft, prompts, args.max_tokens, args.batch_size,
+                        pad, device)
+    ps = [p for r in rows for p in r["p"]]
+    acc = [a for r in rows for a in r["accepted"]]
+    ts = [t for r in rows for t in range(len(r["p"]))]
+    header = {"target": args.target, "draft": args.draft, "dataset": args.dataset,
+              "num_prompts": len(prompts), "max_tokens": args.max_tokens,
+              "dtype": dtype_name, "device": device}
+    if args.trace:
+        write_trace(args.trace, header, rows)
+    res = {**header,
            **reliability(ps, acc, ts, args.bins),
            "wall_s": time.perf_counter() - t0}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -50,7 +50,7 @@ def test_the_table_is_consistent(fixture_models, tmp_path):
         [sys.executable, str(BENCH / "calibration.py"), "--target", target,
          "--draft", draft, "--prompts", str(prompts), "--num-prompts", str(NUM_PROMPTS),
          "--max-tokens", str(MAX_TOKENS), "--batch-size", "2", "--device", "cpu",
-         "--out", str(out)],
+         "--out", str(out), "--trace", str(tmp_path / "trace.json.gz")],
         capture_output=True, text=True, timeout=600,
         env={**__import__("os").environ, "HF_HUB_OFFLINE": "1",
              "TRANSFORMERS_OFFLINE": "1"})
@@ -76,6 +76,14 @@ def test_the_table_is_consistent(fixture_models, tmp_path):
     assert data["ece"] == pytest.approx(sum(
         b["count"] / n * abs(b["accept_rate"] - b["mean_p"]) for b in bins if b["count"]))
     assert "ECE" in res.stdout and "[0.90,1.00)" in res.stdout
+    # The trace holds the same positions, prompt by prompt.
+    import gzip
+
+    with gzip.open(tmp_path / "trace.json.gz", "rt") as f:
+        trace = json.load(f)
+    assert len(trace["rows"]) == NUM_PROMPTS and trace["dataset"] == "sharegpt-tune"
+    assert all(len(r["p"]) == len(r["accepted"]) == MAX_TOKENS for r in trace["rows"])
+    assert sum(sum(r["accepted"]) for r in trace["rows"]) == sum(b["accepted"] for b in bins)
 
 
 @pytest.mark.e2e
@@ -136,3 +144,61 @@ def test_a_batch_with_non_finite_logits_is_rerun_one_prompt_at_a_time(monkeypatc
     again = calibration.measure(t, d, prompts, 4, 3, 0, "cpu")
     assert again[1:] == clean[1:] and again[0] == pytest.approx(clean[0])
     assert "one at a time" in capsys.readouterr().err
+
+
+def _tiny_pair():
+    import torch
+    import transformers
+
+    torch.manual_seed(1)
+    cfg = transformers.LlamaConfig(
+        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    return tuple(transformers.LlamaForCausalLM(cfg).eval() for _ in range(2))
+
+
+def test_the_trace_rows_are_each_prompts_positions_in_order(tmp_path):
+    """``measure_rows`` per prompt, against the two models' own logits over
+    prompt + the target's continuation (no padding, no calibration code), and
+    the trace file ``--trace`` writes from them."""
+    import gzip
+
+    import torch
+
+    t, d = _tiny_pair()
+    prompts = [[1, 2, 3, 4, 5], [9, 10], [4, 5, 6]]
+    num = 5
+    rows = calibration.measure_rows(t, d, prompts, num, 2, 0, "cpu")
+    assert len(rows) == len(prompts)
+    for prompt, row in zip(prompts, rows):
+        seq = list(prompt)
+        with torch.no_grad():
+            for _ in range(num):  # the target's greedy continuation
+                seq.append(int(t(torch.tensor([seq])).logits[0, -1].argmax()))
+            ids = torch.tensor([seq])
+            t_logits = t(ids).logits[0, len(prompt) - 1:-1].float()
+            d_logits = d(ids).logits[0, len(prompt) - 1:-1].float()
+        probs = d_logits.softmax(-1)
+        top = probs.topk(2, dim=-1)
+        assert row["p"] == pytest.approx(top.values[:, 0].tolist(), abs=1e-5)
+        assert row["p2"] == pytest.approx(top.values[:, 1].tolist(), abs=1e-5)
+        entropy = -(probs * probs.log()).sum(-1)
+        assert row["entropy"] == pytest.approx(entropy.tolist(), abs=1e-4)
+        assert row["accepted"] == (
+            top.indices[:, 0] == t_logits.argmax(-1)).int().tolist()
+    # measure() is the same positions, flattened prompt by prompt.
+    ps, acc, ts = calibration.measure(t, d, prompts, num, 2, 0, "cpu")
+    assert ps == pytest.approx([p for r in rows for p in r["p"]])
+    assert acc == [a for r in rows for a in r["accepted"]]
+    assert ts == list(range(num)) * len(prompts)
+
+    path = tmp_path / "trace.json.gz"
+    calibration.write_trace(path, {"draft": "d", "max_tokens": num}, rows)
+    with gzip.open(path, "rt") as f:
+        data = json.load(f)
+    assert data["draft"] == "d" and data["max_tokens"] == num
+    assert [r["prompt"] for r in data["rows"]] == [0, 1, 2]
+    for got, want in zip(data["rows"], rows):
+        assert got["accepted"] == want["accepted"]
+        for key in ("p", "p2", "entropy"):
+            assert got[key] == pytest.approx(want[key], abs=1e-5)
