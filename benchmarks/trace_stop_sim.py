@@ -1,0 +1,330 @@
+"""Stop rules replayed on the drafter's real traces, request by request.
+
+    python benchmarks/trace_stop_sim.py --tune TUNE.json.gz --test TEST.json.gz \\
+        [--costs 1:4.69/1.09] [--cap 4] [--out FILE.json]
+
+``stop_rule_sim.py`` draws each draft's confidence independently from a
+calibration table; there no stop on a calibrated confidence came within
+reach of issue 29's 1.10x best-K SD at one request (1.044-1.052x, an oracle
+1.23-1.27x: ``benchmarks/results/2026-12-05-cpu-s42-stop-rule-bound/``). Real
+drafts are not independent: a request that is easy for the drafter stays
+easy, and confidences along a draft move together. This replays
+``benchmarks/calibration.py --trace`` files instead: each prompt's target
+continuation, position by position, with the drafter's confidence ``p``
+there, its second probability ``p2``, its entropy, and whether its token was
+the target's (greedy acceptance after an accepted prefix).
+
+One request in flight (the point where the issue asks 1.10x). A step starts
+at position ``t``: the policy drafts ``n`` tokens (1 to ``--cap``; the first
+draft pass always runs), the target accepts the leading run ``a`` of
+accepted positions among ``t .. t + n - 1`` and adds one token, the next step
+starts at ``t + a + 1``; a step costs ``V + n D`` (``--costs B:V/D``, the
+start-up table's target step and draft step; only ``B = 1`` is used). A draft
+after a rejected one is wasted whatever the drafter says there, but the
+policy still reads a confidence for it: the trace's value at that position
+(measured after the target's tokens, not after the drafter's wrong one), an
+approximation that touches only the cost of wasted drafts.
+
+Predictors of a draft's acceptance, each fitted on ``--tune`` (per bin, the
+accepted share; empty bins fall back to the coarser table) and scored on
+``--test`` (Brier score, log loss):
+
+- ``raw``: ``p`` itself (what the series' rule reads);
+- ``calibrated``: ``p``'s bin (10 equal bins);
+- ``margin``: ``p``'s bin x the bin of ``p - p2``;
+- ``history``: ``p``'s bin x the request's recent acceptance (an average of
+  its last verified drafts' outcomes, ``--history-decay``; what a per-request
+  estimate on the device, updated after each verify, could read);
+- ``both``: ``p`` x margin x history.
+
+Policies, per predictor ``x``: ``rule-x`` (the series' rule: after a draft
+step go on while ``survival x (V + j D) > D x expected tokens``, survival the
+product of the step's ``x``), ``thr-x`` (draft on while the survival is at
+least ``a``, the ``a`` of a grid best on ``--tune``, then scored on
+``--test``); and ``sd<K>`` for every K up to the cap (best K chosen on the
+tune split too, as the verdict chooses SD's K), ``oracle`` (drafts exactly
+the accepted run, at least one). Reported on both splits, test first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import math
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+PREDICTORS = ("raw", "calibrated", "margin", "history", "both")
+BINS = 10
+
+
+def load_trace(path: Path) -> list[dict[str, list]]:
+    """The rows of a ``calibration.py --trace`` file, each checked."""
+    opener = gzip.open if path.suffix == ".gz" else open
+    try:
+        with opener(path, "rt") as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"trace_stop_sim: cannot read {path}: {e}") from None
+    rows = data.get("rows") if isinstance(data, dict) else None
+    if not rows:
+        raise SystemExit(f"trace_stop_sim: {path} has no 'rows' "
+                         "(write it with benchmarks/calibration.py --trace)")
+    for i, r in enumerate(rows):
+        n = len(r.get("p", []))
+        if not n or any(len(r.get(k, [])) != n for k in ("p2", "entropy", "accepted")):
+            raise SystemExit(f"trace_stop_sim: {path} row {i}: 'p', 'p2', 'entropy' "
+                             "and 'accepted' must be non-empty lists of one length")
+    return rows
+
+
+def _bin(value: float, bins: int = BINS) -> int:
+    return min(max(int(value * bins), 0), bins - 1)
+
+
+class History:
+    """A request's recent acceptance: an exponentially weighted mean of its
+    verified drafts' outcomes (starts at ``prior``)."""
+
+    def __init__(self, decay: float, prior: float):
+        self.decay, self.value = decay, prior
+
+    def update(self, accepted: int) -> None:
+        self.value = self.decay * self.value + (1 - self.decay) * accepted
+
+
+class Predictor:
+    """A draft's acceptance probability from ``(p, p2, history)``, by table
+    lookup: keys per feature set, fitted as accepted shares on the tune
+    split, falling back to ``p``'s bin (then the overall share) where a
+    key has fewer than ``min_count`` positions."""
+
+    def __init__(self, kind: str, min_count: int = 20):
+        if kind not in PREDICTORS:
+            raise ValueError(f"predictor must be one of {PREDICTORS}, not {kind!r}")
+        self.kind, self.min_count = kind, min_count
+        self.table: dict[tuple, float] = {}
+        self.coarse: dict[int, float] = {}
+        self.overall = 0.5
+
+    def key(self, p: float, p2: float, hist: float) -> tuple:
+        margin, h = _bin(p - p2), _bin(hist, 5)
+        return {"calibrated": (_bin(p),), "margin": (_bin(p), margin),
+                "history": (_bin(p), h), "both": (_bin(p), margin, h)}.get(
+                    self.kind, ())
+
+    def fit(self, samples: Sequence[tuple[float, float, float, int]]) -> Predictor:
+        """``samples``: ``(p, p2, history, accepted)`` per verified draft."""
+        sums: dict[tuple, list[int]] = {}
+        coarse: dict[int, list[int]] = {}
+        for p, p2, h, a in samples:
+            for table, k in ((sums, self.key(p, p2, h)), (coarse, _bin(p))):
+                s = table.setdefault(k, [0, 0])
+                s[0] += a
+                s[1] += 1
+        self.table = {k: a / n for k, (a, n) in sums.items() if n >= self.min_count}
+        self.coarse = {k: a / n for k, (a, n) in coarse.items() if n}
+        if samples:
+            self.overall = sum(s[3] for s in samples) / len(samples)
+        return self
+
+    def __call__(self, p: float, p2: float, hist: float) -> float:
+        if self.kind == "raw":
+            return p
+        got = self.table.get(self.key(p, p2, hist))
+        if got is None:
+            got = self.coarse.get(_bin(p), self.overall)
+        return got
+
+
+def samples_of(rows: list[dict[str, list]], decay: float, prior: float,
+               cap: int) -> list[tuple[float, float, float, int]]:
+    """``(p, p2, history, accepted)`` of the drafts SD at ``cap`` would verify
+    (each up to and with its step's first rejection), the history as the
+    request had it before that step: what a predictor is fitted on and scored
+    against."""
+    out = []
+    for r in rows:
+        hist = History(decay, prior)
+        t, n = 0, len(r["p"])
+        while t < n:
+            h0 = hist.value
+            run = 0
+            for j in range(t, min(t + cap, n)):
+                a = r["accepted"][j]
+                out.append((r["p"][j], r["p2"][j], h0, a))
+                hist.update(a)
+                if not a:
+                    break
+                run += 1
+            t += run + 1
+    return out
+
+
+def score(pred: Predictor, samples) -> dict[str, float]:
+    brier = ll = 0.0
+    for p, p2, h, a in samples:
+        x = min(max(pred(p, p2, h), 1e-6), 1 - 1e-6)
+        brier += (x - a) ** 2
+        ll -= math.log(x if a else 1 - x)
+    n = max(len(samples), 1)
+    return {"brier": brier / n, "log_loss": ll / n}
+
+
+def replay(rows: list[dict[str, list]], policy: Callable, verify_ms: float,
+           draft_ms: float, cap: int, decay: float, prior: float) -> dict[str, float]:
+    """Tokens per ms (and per step, forwards per step) of ``policy``: a
+    function of ``(xs_so_far, step)`` -> go on (True) after ``step`` drafts,
+    where ``xs_so_far`` are the predictor's values for the drafts made; or an
+    int K (fixed), or "oracle"."""
+    tokens = time_ms = steps = forwards = 0.0
+    for r in rows:
+        hist = History(decay, prior)
+        t, n = 0, len(r["p"])
+        acc = r["accepted"]
+        while t < n:
+            room = min(cap, n - t)
+            if policy == "oracle":
+                run = 0
+                while run < room and acc[t + run]:
+                    run += 1
+                drafted = max(run, 1)
+            elif isinstance(policy, int):
+                drafted = min(policy, room)
+            else:
+                drafted = 0
+                xs: list[float] = []
+                h0 = hist.value
+                while drafted < room:
+                    j = t + drafted
+                    xs.append(policy.predict(r["p"][j], r["p2"][j], h0))
+                    drafted += 1
+                    if drafted >= room or not policy.go_on(xs):
+                        break
+            run = 0
+            while run < drafted and acc[t + run]:
+                run += 1
+            for j in range(t, t + min(run + 1, drafted)):
+                hist.update(acc[j])
+            gained = min(run + 1, n - t)
+            tokens += gained
+            time_ms += verify_ms + max(drafted, 1) * draft_ms
+            steps += 1
+            forwards += max(drafted, 1)
+            t += run + 1
+    return {"tokens_per_ms": tokens / time_ms, "tokens_per_step": tokens / steps,
+            "draft_forwards_per_step": forwards / steps}
+
+
+class Rule:
+    """The series' rule on a predictor: after ``j`` drafts go on while the
+    expected extra token of one more (survival x the last value) per draft
+    step beats the step's expected tokens per ms so far."""
+
+    def __init__(self, predict: Predictor, verify_ms: float, draft_ms: float):
+        self.predict, self.v, self.d = predict, verify_ms, draft_ms
+
+    def go_on(self, xs: list[float]) -> bool:
+        survival, total = 1.0, 1.0
+        for x in xs:
+            survival *= x
+            total += survival
+        gain = survival * xs[-1]
+        return gain * (self.v + len(xs) * self.d) > self.d * total
+
+
+class Threshold:
+    """Draft on while the survival (product of the values) is at least ``a``."""
+
+    def __init__(self, predict: Predictor, a: float):
+        self.predict, self.a = predict, a
+
+    def go_on(self, xs: list[float]) -> bool:
+        return math.prod(xs) >= self.a
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("--tune", required=True, type=Path, help="trace the predictors, "
+                    "SD's K and the thresholds are chosen on")
+    ap.add_argument("--test", required=True, type=Path, help="trace they are scored on")
+    ap.add_argument("--costs", default="1:4.69/1.09",
+                    help="B:V/D target step and draft step in ms at one request "
+                         "(default: the H200 proxies' start-up table, session 15)")
+    ap.add_argument("--cap", type=int, default=4, help="K, the most drafts a step")
+    ap.add_argument("--history-decay", type=float, default=0.8,
+                    help="weight of the old value in the request's recent acceptance")
+    ap.add_argument("--out", type=Path)
+    args = ap.parse_args(argv)
+    if args.cap < 1:
+        raise SystemExit("trace_stop_sim: --cap must be >= 1")
+    if not 0 <= args.history_decay < 1:
+        raise SystemExit("trace_stop_sim: --history-decay must be in [0, 1)")
+    try:
+        b, vd = args.costs.split(",")[0].split(":")
+        v, d = (float(x) for x in vd.split("/"))
+    except ValueError:
+        raise SystemExit(f"trace_stop_sim: --costs {args.costs!r} is not B:V/D "
+                         "(e.g. 1:4.69/1.09)") from None
+    if v <= 0 or d <= 0:
+        raise SystemExit("trace_stop_sim: --costs: V and D must be > 0")
+    tune, test = load_trace(args.tune), load_trace(args.test)
+    decay = args.history_decay
+    fit_samples = samples_of(tune, decay, 0.5, args.cap)
+    prior = sum(s[3] for s in fit_samples) / len(fit_samples)
+    fit_samples = samples_of(tune, decay, prior, args.cap)
+    test_samples = samples_of(test, decay, prior, args.cap)
+    preds = {k: Predictor(k).fit(fit_samples) for k in PREDICTORS}
+
+    def run(rows, policy):
+        return replay(rows, policy, v, d, args.cap, decay, prior)
+
+    grid = [a / 100 for a in range(2, 100, 2)]
+    result: dict = {"tune": str(args.tune), "test": str(args.test), "verify_ms": v,
+                    "draft_ms": d, "cap": args.cap, "history_decay": decay,
+                    "prior": prior, "predictors": {}, "splits": {}}
+    for k, pred in preds.items():
+        result["predictors"][k] = {"tune": score(pred, fit_samples),
+                                   "test": score(pred, test_samples)}
+    best_thr = {}
+    for k, pred in preds.items():
+        best_thr[k] = max(grid, key=lambda a: run(tune, Threshold(pred, a))["tokens_per_ms"])
+    sd_tune = {K: run(tune, K)["tokens_per_ms"] for K in range(1, args.cap + 1)}
+    best_k = max(sd_tune, key=sd_tune.get)
+    result["best_sd_k_on_tune"] = best_k
+    result["thresholds_on_tune"] = best_thr
+    for name, rows in (("test", test), ("tune", tune)):
+        res = {f"sd{K}": run(rows, K) for K in range(1, args.cap + 1)}
+        res["oracle"] = run(rows, "oracle")
+        for k, pred in preds.items():
+            res[f"rule-{k}"] = run(rows, Rule(pred, v, d))
+            res[f"thr-{k}"] = run(rows, Threshold(pred, best_thr[k]))
+        base = res[f"sd{best_k}"]["tokens_per_ms"]
+        result["splits"][name] = {
+            "policies": res,
+            "vs_best_sd": {p: r["tokens_per_ms"] / base for p, r in res.items()}}
+    print(f"costs V {v} ms, D {d} ms, cap {args.cap}; SD's K chosen on tune: {best_k}; "
+          f"history decay {decay}, prior {prior:.3f}")
+    print(f"{'predictor':>11} {'Brier test':>10} {'log loss':>9}  threshold")
+    for k in PREDICTORS:
+        s = result["predictors"][k]["test"]
+        print(f"{k:>11} {s['brier']:10.4f} {s['log_loss']:9.4f}  {best_thr[k]:.2f}")
+    for name in ("test", "tune"):
+        ratios = result["splits"][name]["vs_best_sd"]
+        pol = result["splits"][name]["policies"]
+        print(f"{name}: x best-K SD (sd{best_k}), tokens/step, forwards/step")
+        for p in ratios:
+            print(f"  {p:>16} {ratios[p]:.3f}  {pol[p]['tokens_per_step']:.2f}  "
+                  f"{pol[p]['draft_forwards_per_step']:.2f}")
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(json.dumps(result, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
