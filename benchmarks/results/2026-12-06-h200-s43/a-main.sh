@@ -21,7 +21,9 @@
 #      requests a round (4 requests at c < 4), 1 warm + 8 ABBA rounds, test
 #      split, prefix caching off, the DSL engine started alone; it starts once
 #      the proxies are built, the traces written and the GPU quiet ($R/go).
-# Then collect.sh (this folder) until it says s43p ended.
+# CONC (default 16,8,4,2,1) and ROUNDS (default 8) shorten the A/B where the
+# session's device time is short. Then collect.sh (this folder) until it says
+# s43p ended.
 #   python3 benchmarks/verdict.py --dsl-arm dsl4 --out verdict.json proxies=abab.json.gz
 set -uo pipefail
 R=/tmp/s43p; mkdir -p "$R"
@@ -53,7 +55,7 @@ setsid bash -c 'end=$(( $(date +%s) + 900 ))
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go AB_WAIT_S=1000 \
   bash scripts/gpu-host/ab-start.sh s43p -- --models "$M" \
-  --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency 16,8,4,2,1 \
+  --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency "${CONC:-16,8,4,2,1}" \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 \
   --engine "$E" --out abab.json --arms 'sd2,sd3,sd4,target,dsl4' \
   --rounds "${ROUNDS:-8}" --warm-rounds 1 --dsl-starts-alone \
