@@ -21,7 +21,7 @@
 #      requests a round (4 requests at c < 4), 1 warm + 8 ABBA rounds, test
 #      split, prefix caching off, the DSL engine started alone; it starts once
 #      the proxies are built, the traces written and the GPU quiet ($R/go).
-# CONC (default 16,8,4,2,1) and ROUNDS (default 8) shorten the A/B where the
+# CONC (default 16,8,4,2,1; none: the traces alone) and ROUNDS (default 8) shorten the A/B where the
 # session's device time is short. Then collect.sh (this folder) until it says
 # s43p ended.
 #   python3 benchmarks/verdict.py --dsl-arm dsl4 --out verdict.json proxies=abab.json.gz
@@ -52,6 +52,9 @@ setsid bash -c 'end=$(( $(date +%s) + 900 ))
     sleep 1
   done
   touch "$R/go"' < /dev/null > /dev/null 2>&1 &
+if [[ ${CONC:-} == none ]]; then  # the traces alone
+  sleep 45; tar czf "$OUT/a.tgz" -C /tmp s43p; echo "no A/B (CONC=none)"; exit 0
+fi
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go AB_WAIT_S=1000 \
   bash scripts/gpu-host/ab-start.sh s43p -- --models "$M" \

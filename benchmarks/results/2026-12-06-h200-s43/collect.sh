@@ -6,6 +6,9 @@
 set -uo pipefail
 T0=$(date +%s); W=${WAIT:-560}
 left() { echo $(( W - ($(date +%s) - T0) )); }
+if [[ ! -d /tmp/ab/s43p ]]; then  # the traces alone (CONC=none): wait for them
+  while [[ ! -f /tmp/s43p/traces.rc ]] && (( $(left) > 10 )); do sleep 2; done
+fi
 tar czf "$OUT/a.tgz" -C /tmp s43p
 echo "proxies: $(tr '\n' ' ' < /tmp/proxies/chain.log 2>/dev/null); traces: $(cat /tmp/s43p/traces.rc 2>/dev/null || echo -); go: $([[ -f /tmp/s43p/go ]] && echo yes || echo no)"
 tail -n 3 /tmp/s43p/calibration-*.log 2>/dev/null
