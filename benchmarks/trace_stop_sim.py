@@ -43,7 +43,10 @@ product of the step's ``x``), ``thr-x`` (draft on while the survival is at
 least ``a``, the ``a`` of a grid best on ``--tune``, then scored on
 ``--test``); and ``sd<K>`` for every K up to the cap (best K chosen on the
 tune split too, as the verdict chooses SD's K), ``oracle`` (drafts exactly
-the accepted run, at least one). Reported on both splits, test first.
+the accepted run, at least one), ``oracle-request`` (each request at the
+fixed K that serves it best, known in hindsight: what any per-request
+estimate, such as ``history``, can at best add to a fixed K). Reported on
+both splits, test first.
 """
 
 from __future__ import annotations
@@ -215,7 +218,23 @@ def replay(rows: list[dict[str, list]], policy: Callable, verify_ms: float,
             forwards += max(drafted, 1)
             t += run + 1
     return {"tokens_per_ms": tokens / time_ms, "tokens_per_step": tokens / steps,
-            "draft_forwards_per_step": forwards / steps}
+            "draft_forwards_per_step": forwards / steps, "steps": steps}
+
+
+def best_k_per_request(rows, run: Callable, cap: int) -> dict[str, float]:
+    """Every request at its own best fixed K (hindsight), summed as ``replay``
+    sums requests: total tokens over total time."""
+    tokens = time_ms = steps = forwards = 0.0
+    for r in rows:
+        best = max((run([r], k) for k in range(1, cap + 1)),
+                   key=lambda x: x["tokens_per_ms"])
+        n_steps = best["steps"]
+        tokens += best["tokens_per_step"] * n_steps
+        time_ms += best["tokens_per_step"] * n_steps / best["tokens_per_ms"]
+        steps += n_steps
+        forwards += best["draft_forwards_per_step"] * n_steps
+    return {"tokens_per_ms": tokens / time_ms, "tokens_per_step": tokens / steps,
+            "draft_forwards_per_step": forwards / steps, "steps": steps}
 
 
 class Rule:
@@ -300,6 +319,7 @@ def main(argv: list[str]) -> int:
     for name, rows in (("test", test), ("tune", tune)):
         res = {f"sd{K}": run(rows, K) for K in range(1, args.cap + 1)}
         res["oracle"] = run(rows, "oracle")
+        res["oracle-request"] = best_k_per_request(rows, run, args.cap)
         for k, pred in preds.items():
             res[f"rule-{k}"] = run(rows, Rule(pred, v, d))
             res[f"thr-{k}"] = run(rows, Threshold(pred, best_thr[k]))

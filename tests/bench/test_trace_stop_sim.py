@@ -125,3 +125,18 @@ def test_a_trace_without_rows_gets_one_clear_error(tmp_path):
          str(bad), "--test", str(bad)], capture_output=True, text=True, timeout=60)
     assert res.returncode != 0
     assert "row 0" in res.stderr and "'p2'" in res.stderr
+
+
+def test_the_per_request_oracle_gives_each_request_its_best_k():
+    easy, hard = _row([1] * 8), _row([0] * 8)
+    rows = [easy, hard]
+
+    def run(rs, policy):
+        return sim.replay(rs, policy, 4.0, 1.0, 2, 0.8, 0.5)
+
+    got = sim.best_k_per_request(rows, run, 2)
+    # easy at K=2: 3 steps (3 + 3 + 2 tokens) of 6 ms; hard at K=1: 8 steps
+    # of one token, 5 ms each.
+    assert got["tokens_per_ms"] == pytest.approx(16 / (18 + 40))
+    assert got["steps"] == 11
+    assert got["tokens_per_ms"] > max(run(rows, k)["tokens_per_ms"] for k in (1, 2))
