@@ -150,20 +150,22 @@ def measure_rows(target, draft, prompts: list[list[int]], max_tokens: int,
     return [results[i] for i in sorted(results)]
 
 
+def flatten(rows: list[dict[str, list]]) -> tuple[list[float], list[int], list[int]]:
+    """``measure_rows``' rows as one list per value, prompt-major: p,
+    accepted, and t (the position within the prompt's continuation)."""
+    ps = [p for r in rows for p in r["p"]]
+    acc = [a for r in rows for a in r["accepted"]]
+    ts = [t for r in rows for t in range(len(r["p"]))]
+    return ps, acc, ts
+
+
 def measure(target, draft, prompts: list[list[int]], max_tokens: int,
             batch_size: int, pad: int, device) -> tuple[list[float], list[int],
                                                         list[int]]:
     """Per position (prompt-major, t within): draft confidence p, accepted
     (0/1), and t."""
-    ps: list[float] = []
-    acc: list[int] = []
-    ts: list[int] = []
-    for row in measure_rows(target, draft, prompts, max_tokens, batch_size, pad,
-                            device):
-        ps += row["p"]
-        acc += row["accepted"]
-        ts += list(range(len(row["p"])))
-    return ps, acc, ts
+    return flatten(measure_rows(target, draft, prompts, max_tokens, batch_size,
+                                pad, device))
 
 
 def write_trace(path: Path, header: dict, rows: list[dict[str, list]]) -> None:
@@ -290,9 +292,7 @@ def main(argv: list[str]) -> int:
         pad = (eos[0] if isinstance(eos, list) else eos) or 0
     rows = measure_rows(target, draft, prompts, args.max_tokens, args.batch_size,
                         pad, device)
-    ps = [p for r in rows for p in r["p"]]
-    acc = [a for r in rows for a in r["accepted"]]
-    ts = [t for r in rows for t in range(len(r["p"]))]
+    ps, acc, ts = flatten(rows)
     header = {"target": args.target, "draft": args.draft, "dataset": args.dataset,
               "num_prompts": len(prompts), "max_tokens": args.max_tokens,
               "dtype": dtype_name, "device": device}

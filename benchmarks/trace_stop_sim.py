@@ -56,8 +56,11 @@ import gzip
 import json
 import math
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from stop_rule_sim import parse_costs  # noqa: E402
 
 PREDICTORS = ("raw", "calibrated", "margin", "history", "both")
 BINS = 10
@@ -113,10 +116,12 @@ class Predictor:
         self.overall = 0.5
 
     def key(self, p: float, p2: float, hist: float) -> tuple:
-        margin, h = _bin(p - p2), _bin(hist, 5)
-        return {"calibrated": (_bin(p),), "margin": (_bin(p), margin),
-                "history": (_bin(p), h), "both": (_bin(p), margin, h)}.get(
-                    self.kind, ())
+        key: tuple = (_bin(p),)
+        if self.kind in ("margin", "both"):
+            key += (_bin(p - p2),)
+        if self.kind in ("history", "both"):
+            key += (_bin(hist, 5),)
+        return key
 
     def fit(self, samples: Sequence[tuple[float, float, float, int]]) -> Predictor:
         """``samples``: ``(p, p2, history, accepted)`` per verified draft."""
@@ -148,21 +153,8 @@ def samples_of(rows: list[dict[str, list]], decay: float, prior: float,
     (each up to and with its step's first rejection), the history as the
     request had it before that step: what a predictor is fitted on and scored
     against."""
-    out = []
-    for r in rows:
-        hist = History(decay, prior)
-        t, n = 0, len(r["p"])
-        while t < n:
-            h0 = hist.value
-            run = 0
-            for j in range(t, min(t + cap, n)):
-                a = r["accepted"][j]
-                out.append((r["p"][j], r["p2"][j], h0, a))
-                hist.update(a)
-                if not a:
-                    break
-                run += 1
-            t += run + 1
+    out: list[tuple[float, float, float, int]] = []
+    replay(rows, cap, 1.0, 1.0, cap, decay, prior, record=out)
     return out
 
 
@@ -176,12 +168,22 @@ def score(pred: Predictor, samples) -> dict[str, float]:
     return {"brier": brier / n, "log_loss": ll / n}
 
 
-def replay(rows: list[dict[str, list]], policy: Callable, verify_ms: float,
-           draft_ms: float, cap: int, decay: float, prior: float) -> dict[str, float]:
-    """Tokens per ms (and per step, forwards per step) of ``policy``: a
-    function of ``(xs_so_far, step)`` -> go on (True) after ``step`` drafts,
-    where ``xs_so_far`` are the predictor's values for the drafts made; or an
-    int K (fixed), or "oracle"."""
+def _rates(tokens: float, time_ms: float, steps: float,
+           forwards: float) -> dict[str, float]:
+    return {"tokens_per_ms": tokens / time_ms, "tokens_per_step": tokens / steps,
+            "draft_forwards_per_step": forwards / steps, "tokens": tokens,
+            "time_ms": time_ms, "steps": steps, "forwards": forwards}
+
+
+def replay(rows: list[dict[str, list]], policy, verify_ms: float, draft_ms: float,
+           cap: int, decay: float, prior: float,
+           record: list | None = None) -> dict[str, float]:
+    """Tokens per ms (and per step, forwards per step, and their totals) of
+    ``policy``: an int K (fixed), "oracle", or a ``Rule`` / ``Threshold``
+    (its ``predict`` gives each draft's value, its ``go_on`` says whether to
+    draft one more after the values so far). ``record`` gets ``(p, p2,
+    history before the step, accepted)`` of each verified draft (up to and
+    with the step's first rejection)."""
     tokens = time_ms = steps = forwards = 0.0
     for r in rows:
         hist = History(decay, prior)
@@ -189,6 +191,7 @@ def replay(rows: list[dict[str, list]], policy: Callable, verify_ms: float,
         acc = r["accepted"]
         while t < n:
             room = min(cap, n - t)
+            h0 = hist.value
             if policy == "oracle":
                 run = 0
                 while run < room and acc[t + run]:
@@ -199,7 +202,6 @@ def replay(rows: list[dict[str, list]], policy: Callable, verify_ms: float,
             else:
                 drafted = 0
                 xs: list[float] = []
-                h0 = hist.value
                 while drafted < room:
                     j = t + drafted
                     xs.append(policy.predict(r["p"][j], r["p2"][j], h0))
@@ -210,31 +212,27 @@ def replay(rows: list[dict[str, list]], policy: Callable, verify_ms: float,
             while run < drafted and acc[t + run]:
                 run += 1
             for j in range(t, t + min(run + 1, drafted)):
+                if record is not None:
+                    record.append((r["p"][j], r["p2"][j], h0, acc[j]))
                 hist.update(acc[j])
-            gained = min(run + 1, n - t)
-            tokens += gained
-            time_ms += verify_ms + max(drafted, 1) * draft_ms
+            tokens += min(run + 1, n - t)
+            time_ms += verify_ms + drafted * draft_ms
             steps += 1
-            forwards += max(drafted, 1)
+            forwards += drafted
             t += run + 1
-    return {"tokens_per_ms": tokens / time_ms, "tokens_per_step": tokens / steps,
-            "draft_forwards_per_step": forwards / steps, "steps": steps}
+    return _rates(tokens, time_ms, steps, forwards)
 
 
-def best_k_per_request(rows, run: Callable, cap: int) -> dict[str, float]:
+def best_k_per_request(rows, run, cap: int) -> dict[str, float]:
     """Every request at its own best fixed K (hindsight), summed as ``replay``
     sums requests: total tokens over total time."""
-    tokens = time_ms = steps = forwards = 0.0
+    totals = [0.0] * 4
     for r in rows:
         best = max((run([r], k) for k in range(1, cap + 1)),
                    key=lambda x: x["tokens_per_ms"])
-        n_steps = best["steps"]
-        tokens += best["tokens_per_step"] * n_steps
-        time_ms += best["tokens_per_step"] * n_steps / best["tokens_per_ms"]
-        steps += n_steps
-        forwards += best["draft_forwards_per_step"] * n_steps
-    return {"tokens_per_ms": tokens / time_ms, "tokens_per_step": tokens / steps,
-            "draft_forwards_per_step": forwards / steps, "steps": steps}
+        for i, key in enumerate(("tokens", "time_ms", "steps", "forwards")):
+            totals[i] += best[key]
+    return _rates(*totals)
 
 
 class Rule:
@@ -283,14 +281,7 @@ def main(argv: list[str]) -> int:
         raise SystemExit("trace_stop_sim: --cap must be >= 1")
     if not 0 <= args.history_decay < 1:
         raise SystemExit("trace_stop_sim: --history-decay must be in [0, 1)")
-    try:
-        b, vd = args.costs.split(",")[0].split(":")
-        v, d = (float(x) for x in vd.split("/"))
-    except ValueError:
-        raise SystemExit(f"trace_stop_sim: --costs {args.costs!r} is not B:V/D "
-                         "(e.g. 1:4.69/1.09)") from None
-    if v <= 0 or d <= 0:
-        raise SystemExit("trace_stop_sim: --costs: V and D must be > 0")
+    v, d = next(iter(parse_costs(args.costs).values()))
     tune, test = load_trace(args.tune), load_trace(args.test)
     decay = args.history_decay
     fit_samples = samples_of(tune, decay, 0.5, args.cap)

@@ -124,14 +124,7 @@ def test_reliability_bins_and_ece():
 
 
 def test_a_batch_with_non_finite_logits_is_rerun_one_prompt_at_a_time(monkeypatch, capsys):
-    import torch
-    import transformers
-
-    torch.manual_seed(0)
-    cfg = transformers.LlamaConfig(
-        vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
-    t, d = (transformers.LlamaForCausalLM(cfg).eval() for _ in range(2))
+    t, d = _tiny_pair(seed=0)
     prompts = [[1, 2, 3], [4, 5, 6, 7, 8], [9, 10]]
     clean = calibration.measure(t, d, prompts, 4, 1, 0, "cpu")
     real = calibration.position_logits
@@ -146,11 +139,12 @@ def test_a_batch_with_non_finite_logits_is_rerun_one_prompt_at_a_time(monkeypatc
     assert "one at a time" in capsys.readouterr().err
 
 
-def _tiny_pair():
+def _tiny_pair(seed: int):
+    """Two small random Llama models (target, draft) over a 64-token vocabulary."""
     import torch
     import transformers
 
-    torch.manual_seed(1)
+    torch.manual_seed(seed)
     cfg = transformers.LlamaConfig(
         vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
@@ -165,7 +159,7 @@ def test_the_trace_rows_are_each_prompts_positions_in_order(tmp_path):
 
     import torch
 
-    t, d = _tiny_pair()
+    t, d = _tiny_pair(seed=1)
     prompts = [[1, 2, 3, 4, 5], [9, 10], [4, 5, 6]]
     num = 5
     rows = calibration.measure_rows(t, d, prompts, num, 2, 0, "cpu")
