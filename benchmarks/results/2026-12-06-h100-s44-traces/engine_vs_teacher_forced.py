@@ -2,9 +2,13 @@
 
 The engine (draft_model, K drafts a step, greedy, ignore_eos) against a walk of
 the same K over the draft's teacher-forced greedy predictions on the target's
-own continuation (what benchmarks/calibration.py --trace measures)."""
-import json, os, sys
-sys.path.insert(0, "/work/main/tests/e2e")
+own continuation (what benchmarks/calibration.py --trace measures).
+Run from the repository root with the venv active (scripts/fixtures.sh first):
+    N=24 T=64 KS=1,3 DRAFT=draft_l20 python benchmarks/results/2026-12-06-h100-s44-traces/engine_vs_teacher_forced.py
+"""
+import os, sys
+from pathlib import Path
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "tests" / "e2e"))
 import harness
 import torch
 N = int(os.environ.get("N", "24")); T = int(os.environ.get("T", "64"))
@@ -15,7 +19,6 @@ harness.configure_env()
 from vllm import LLM, SamplingParams
 params = SamplingParams(temperature=0.0, max_tokens=T, ignore_eos=True)
 inputs = [{"prompt_token_ids": p["prompt_token_ids"]} for p in prompts]
-res = {}
 def engine(spec):
     import gc
     from vllm.distributed import cleanup_dist_env_and_memory
