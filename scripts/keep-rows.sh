@@ -2,7 +2,7 @@
 # Usage: scripts/keep-rows.sh DIR
 #
 # Keep the proxies' distillation rows that a GPU-host command sent back, so that
-# later sessions carry them instead of spending ~3 minutes of the H200 generating
+# later sessions stage them instead of spending ~3 minutes of the H200 generating
 # them again. DIR holds the parts `split -b 15M` wrote (self-rows-<key>.pt.aa,
 # .ab, ...; a file back from the host is at most 16 MiB) and a sha256 list of the
 # whole files (any *.sha256 or SHA256SUMS file in DIR or one folder below it).
@@ -10,8 +10,9 @@
 # ids become ~1.7 MB) into ROWS_DIR/<name>.xz and its sha256 recorded in
 # ROWS_DIR/SHA256SUMS. ROWS_DIR is in the repository because a new session's
 # machine keeps nothing but the repository (session 20 lost DSL_CACHE's copy):
-# commit what this adds. scripts/pack-offline.sh unpacks them into
-# .gpu-bundles/rows/. A file whose sha256 does not match is not kept.
+# commit what this adds. They travel with every device call in the tree;
+# proxies-start.sh and small-start.sh unpack them on the host (offline_bundle.py
+# stage-rows). A file whose sha256 does not match is not kept.
 #
 # Env: ROWS_DIR (default benchmarks/gpu-rows in the repository).
 source "$(dirname "$0")/lib/common.sh"

@@ -23,10 +23,10 @@
 # A code-only bundle holds just the vllm/ package (a few MB): stage it after a code
 # change; staged wheels and kernels stay.
 # Beside the chunks, what the commands on the host carry: OUT/prompts
-# (the fixture evaluation prompts, for the benchmarks and the GPU suite) and OUT/rows
-# (the proxies' distillation rows an earlier session kept with scripts/keep-rows.sh
-# in ROWS_DIR, xz-compressed and sha256-checked here; proxies-start.sh uses them and
-# skips ~3 minutes of the H200).
+# (the fixture evaluation prompts, for the benchmarks and the GPU suite). The
+# proxies' distillation rows are not packed: kept in the tree (benchmarks/gpu-rows,
+# scripts/keep-rows.sh, 1.7 MB compressed), they travel with every call and
+# proxies-start.sh / small-start.sh unpack them on the host.
 #
 #   --cap SIZE      largest chunk folder, e.g. 60MB (default), 64MiB, 50000000
 #   --out DIR       where the chunk folders go (default: .gpu-bundles, git-ignored)
@@ -36,7 +36,7 @@
 #   --kernel MEMBER ship this wheel member instead of the default kernels (repeatable)
 #
 # Env: VLLM_DIR, DSL_CACHE (downloads; kernels are compressed once into
-# DSL_CACHE/offline), ROWS_DIR (kept rows; default benchmarks/gpu-rows),
+# DSL_CACHE/offline),
 # PYTHON (a python3 >= 3.11 for packing; default python3).
 source "$(dirname "$0")/lib/common.sh"
 handle_help "$@"
@@ -138,21 +138,4 @@ if [[ -d "$fixtures_dir/prompts" ]]; then
 else
   echo "  no $fixtures_dir/prompts: run scripts/fixtures.sh, then pack again, for $rel/prompts"
 fi
-rows_dir=${ROWS_DIR:-$ROOT/benchmarks/gpu-rows}
-shopt -s nullglob; rows=("$rows_dir"/self-rows-*.pt.xz); shopt -u nullglob
-rm -rf "$out/rows"
-if [[ ${#rows[@]} -gt 0 ]]; then
-  command -v xz > /dev/null || die "no xz on this machine for the kept rows in $rows_dir: install xz-utils"
-  mkdir -p "$out/rows"
-  for xzf in "${rows[@]}"; do
-    name=$(basename "${xzf%.xz}")
-    want=$(awk -v n="$name" '$2 == n {print $1; exit}' "$rows_dir/SHA256SUMS" 2>/dev/null || true)
-    [[ -n "$want" ]] || die "$name is not in $rows_dir/SHA256SUMS: keep rows with scripts/keep-rows.sh"
-    xz -dc "$xzf" > "$out/rows/$name"
-    got=$(sha256sum "$out/rows/$name" | awk '{print $1}')
-    [[ "$got" == "$want" ]] || { rm -rf "$out/rows"; die "$xzf unpacks to sha256 $got, expected $want: restore it from git"; }
-  done
-  echo "  carry $rel/rows with a chunk (kept distillation rows: $(cd "$out/rows" && echo self-rows-*.pt))"
-else
-  echo "  no kept distillation rows in $rows_dir: the proxies generate them (~3 min); keep them with scripts/keep-rows.sh"
-fi
+rm -rf "$out/rows"  # the kept rows travel in the tree (benchmarks/gpu-rows): nothing to carry

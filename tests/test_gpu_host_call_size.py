@@ -1,6 +1,7 @@
 """scripts/gpu-host/call-size.sh on CPU: the bytes a device call would send
 (the checkout's tracked files that exist and its untracked-not-ignored files,
-plus each carried path) against the 64 MiB limit."""
+plus each carried path) against the 64 MiB limit, counted as a tar archive
+counts them (a 512-byte header per file and folder, contents padded to 512)."""
 
 import os
 import shutil
@@ -47,27 +48,41 @@ def _run(proj: Path, *args: str, limit: int | None = None):
                           cwd=proj, env=env, capture_output=True, text=True)
 
 
-def _tree_bytes(proj: Path) -> int:
-    scripts = sum(f.stat().st_size for f in (proj / "scripts").rglob("*") if f.is_file())
-    return 1000 + 300 + (proj / ".gitignore").stat().st_size + scripts
+def _sent(size: int) -> int:
+    return 512 + -(-size // 512) * 512
+
+
+def _tree_bytes(proj: Path) -> tuple[int, int]:
+    """The tree's file bytes, and as sent: its five files, and three folders
+    (scripts, scripts/gpu-host, scripts/lib)."""
+    files = [f.stat().st_size for f in (proj / "scripts").rglob("*") if f.is_file()]
+    files += [1000, 300, (proj / ".gitignore").stat().st_size]
+    return sum(files), sum(map(_sent, files)) + 3 * 512
+
+
+# .gpu-bundles/b1 as sent: 1,000 and 4,000 bytes padded to 1,024 and 4,096, two
+# file headers and three folders (.gpu-bundles, b1, b1/parts).
+B1_SENT = 1024 + 4096 + 2 * 512 + 3 * 512
 
 
 def test_counts_what_travels_and_each_carry(tmp_path):
     proj = _project(tmp_path)
-    tree = _tree_bytes(proj)
+    tree, tree_sent = _tree_bytes(proj)
     r = _run(proj, ".gpu-bundles/b1")
     assert r.returncode == 0, r.stderr
-    assert f"tree (tracked and untracked-not-ignored files): {tree:,} bytes" in r.stdout
-    assert "carry .gpu-bundles/b1: 5,000 bytes" in r.stdout
-    left = 67108864 - tree - 5000
-    assert f"total {tree + 5000:,} of 67,108,864 bytes ({left:,} left)" in r.stdout
+    assert (f"tree (tracked and untracked-not-ignored files): {tree:,} bytes "
+            f"({tree_sent:,} as sent)") in r.stdout
+    assert f"carry .gpu-bundles/b1: 5,000 bytes ({B1_SENT:,} as sent)" in r.stdout
+    total = tree_sent + B1_SENT
+    assert (f"total {total:,} of 67,108,864 bytes as sent "
+            f"({67108864 - total:,} left)") in r.stdout
 
 
 def test_a_call_over_the_limit_fails_and_says_what_to_do(tmp_path):
     proj = _project(tmp_path)
-    tree = _tree_bytes(proj)
-    assert _run(proj, ".gpu-bundles/b1", limit=tree + 5000).returncode == 0
-    r = _run(proj, ".gpu-bundles/b1", limit=tree + 4999)
+    _, tree_sent = _tree_bytes(proj)
+    assert _run(proj, ".gpu-bundles/b1", limit=tree_sent + B1_SENT).returncode == 0
+    r = _run(proj, ".gpu-bundles/b1", limit=tree_sent + B1_SENT - 1)
     assert r.returncode == 1
     assert "1 bytes over the limit" in r.stderr
     assert "--cap" in r.stderr

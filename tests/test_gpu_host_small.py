@@ -7,7 +7,9 @@ that record their environment; the script under test is the real one."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import lzma
 import os
 import time
 from pathlib import Path
@@ -50,12 +52,13 @@ def _start(checkout, env, *args):
 
 def test_the_chain_builds_the_models_then_the_draft(host):
     checkout, root, env, tmp = host
-    rows = checkout / ".gpu-bundles" / "rows"
-    rows.mkdir()
-    (rows / "self-rows-abc.pt").write_text("rows")
+    kept = checkout / "benchmarks" / "gpu-rows"
+    kept.mkdir(parents=True)
+    (kept / "self-rows-abc.pt.xz").write_bytes(lzma.compress(b"rows"))
+    (kept / "SHA256SUMS").write_text(hashlib.sha256(b"rows").hexdigest() + "  self-rows-abc.pt\n")
     started = _start(checkout, {**env, "SMALL_STEPS": "12"})
     assert started.returncode == 0, started.stderr
-    assert "self-rows-abc.pt" in started.stdout and "wait for" in started.stdout
+    assert "rows staged: self-rows-abc.pt" in started.stdout and "wait for" in started.stdout
     assert (root / "models" / "self-rows-abc.pt").read_text() == "rows"
     assert wait_for_text(tmp / "small" / "done") == "0"
     models = json.loads((tmp / "record" / "build_models.json").read_text())

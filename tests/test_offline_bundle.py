@@ -564,32 +564,51 @@ def test_help():
         assert r.stdout.startswith("Usage: scripts/" + script)
 
 
-def test_pack_places_the_prompts_and_kept_rows_beside_the_chunks(tmp_path):
+def test_pack_places_the_prompts_beside_the_chunks_and_no_rows(tmp_path):
     tree = git_tree(tmp_path, "extras")
     cache = tmp_path / "cache"
     (cache / "fixtures" / "prompts").mkdir(parents=True)
     (cache / "fixtures" / "prompts" / "sharegpt-test.jsonl").write_text("{}\n")
     out = tmp_path / "bundles"
-    kept = tmp_path / "gpu-rows"
-    env = {"FIXTURES_DIR": str(cache / "fixtures"), "ROWS_DIR": str(kept)}
-    r = pack_code(tree, out, tmp_path, **env)
+    (out / "rows").mkdir(parents=True)  # an older pack's carried rows
+    (out / "rows" / "self-rows-0123456789ab.pt").write_bytes(b"old")
+    env = {"FIXTURES_DIR": str(cache / "fixtures")}
+    pack_code(tree, out, tmp_path, **env)
     assert (out / "prompts" / "sharegpt-test.jsonl").read_text() == "{}\n"
-    assert not (out / "rows").exists() and "keep-rows.sh" in r.stdout
+    # The kept rows travel in the tree and are unpacked on the host
+    # (stage-rows): an older pack's copy is gone, so nobody carries it.
+    assert not (out / "rows").exists()
+
+
+def test_stage_rows_unpacks_the_kept_rows_and_names_a_bad_one(tmp_path):
     data = b"0123456789" * 7
     _split_rows(tmp_path / "sent", "self-rows-0123456789ab.pt", data)
-    run("bash", ROOT / "scripts" / "keep-rows.sh", tmp_path / "sent", env=env)
-    r = pack_code(tree, out, tmp_path, **env)
-    assert (out / "rows" / "self-rows-0123456789ab.pt").read_bytes() == data
-    assert "self-rows-0123456789ab.pt" in r.stdout
-    # A kept file that no longer unpacks to its recorded sha256 stops the pack.
-    (kept / "SHA256SUMS").write_text("0" * 64 + "  self-rows-0123456789ab.pt\n")
-    bad = pack_code(tree, out, tmp_path, check=False, **env)
-    assert bad.returncode == 1 and "restore it from git" in bad.stderr
-    assert not (out / "rows").exists()
-    # Rows no longer kept are not carried from an older pack.
-    (kept / "self-rows-0123456789ab.pt.xz").unlink()
-    pack_code(tree, out, tmp_path, **env)
-    assert not (out / "rows").exists()
+    kept = tmp_path / "gpu-rows"
+    run("bash", ROOT / "scripts" / "keep-rows.sh", tmp_path / "sent",
+        env={"ROWS_DIR": str(kept)})
+    models = tmp_path / "root" / "models"
+    assert ob.stage_rows(kept, models) == ["self-rows-0123456789ab.pt"]
+    assert (models / "self-rows-0123456789ab.pt").read_bytes() == data
+    # Staged again: the file there has its sha256 and is kept as it is.
+    mtime = (models / "self-rows-0123456789ab.pt").stat().st_mtime_ns
+    assert ob.stage_rows(kept, models) == ["self-rows-0123456789ab.pt"]
+    assert (models / "self-rows-0123456789ab.pt").stat().st_mtime_ns == mtime
+    # A file not listed, and one that does not unpack to its sha256: one
+    # error naming each; the good one is still staged.
+    (kept / "self-rows-unlisted.pt.xz").write_bytes(lzma.compress(b"x"))
+    (kept / "self-rows-bad.pt.xz").write_bytes(lzma.compress(b"y"))
+    with (kept / "SHA256SUMS").open("a") as f:
+        f.write("0" * 64 + "  self-rows-bad.pt\n")
+    (models / "self-rows-0123456789ab.pt").unlink()
+    with pytest.raises(ob.BundleError) as e:
+        ob.stage_rows(kept, models)
+    msg = str(e.value)
+    assert "self-rows-unlisted.pt.xz is not in" in msg and "keep-rows.sh" in msg
+    assert "self-rows-bad.pt.xz unpacks to sha256" in msg and "restore it from git" in msg
+    assert "staged: self-rows-0123456789ab.pt" in msg
+    assert (models / "self-rows-0123456789ab.pt").read_bytes() == data
+    assert not (models / "self-rows-bad.pt").exists()
+    assert not list(models.glob("*.tmp"))
 
 
 def _split_rows(folder: Path, name: str, data: bytes, sums: str | None = None):

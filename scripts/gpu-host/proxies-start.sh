@@ -15,10 +15,10 @@
 # the script exits with the chain's status once the proxies are ready (or the
 # first failing step's status), each step's line printed as it ends.
 # The target's greedy continuations that distill.py trains on (models/
-# self-rows-*.pt, ~2 minutes of the H200 to generate) are copied from
-# .gpu-bundles/rows/ first where that was carried (fetched back from an earlier
-# session: docs/gpu-host.md); distill.py uses them when their key matches the
-# staged train file, and generates them otherwise.
+# self-rows-*.pt, ~2 minutes of the H200 to generate) are unpacked first from
+# the rows an earlier session kept in the tree (benchmarks/gpu-rows,
+# scripts/keep-rows.sh; ROWS_DIR); distill.py uses them when their key matches
+# the staged train file, and generates them otherwise.
 # A measuring run waits for the done marker: AB_WAIT_FILE=$PROXY_DIR/done for
 # scripts/gpu-host/ab-start.sh.
 #
@@ -27,6 +27,7 @@
 #   PROXY_DIR      logs and marker (default /tmp/proxies)
 #   PROXY_WAIT_S   how long to wait for the truncation (default 600 s)
 #   PROXY_STEPS    distillation steps (default 900)
+#   ROWS_DIR       kept distillation rows (default benchmarks/gpu-rows)
 # Files: $PROXY_DIR/chain.log (each step's exit status and seconds),
 # build_models.log (--foreground), distill-l16-self.log, build_scaled.log, and
 # done (written last: 0 when every step exited 0, else the first failing
@@ -55,7 +56,7 @@ steps=${PROXY_STEPS:-900}
 require_staged_root proxies-start.sh "$root"
 require_carried_prompts proxies-start.sh
 rm -rf "$dir" && mkdir -p "$dir"
-copy_carried_rows proxies-start.sh "$root"
+stage_kept_rows proxies-start.sh "$root"
 export P_DIR=$dir P_ROOT=$root P_WAIT_S=$wait_s P_STEPS=$steps P_FOREGROUND=$foreground
 chain='
   source "$P_ROOT/env.sh"

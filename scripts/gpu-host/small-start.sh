@@ -12,9 +12,9 @@
 # truncation (models/smollm2-l4/.built) instead of building; a wait that runs
 # out ends the chain with status 124.
 # The target's continuations that distill.py trains on (models/self-rows-*.pt)
-# are copied from .gpu-bundles/rows/ first where that was carried (fetched
-# back from an earlier session: docs/gpu-host.md); distill.py uses them when
-# their key matches the staged train file, and generates them otherwise.
+# are unpacked first from the rows an earlier session kept in the tree
+# (benchmarks/gpu-rows, scripts/keep-rows.sh; ROWS_DIR); distill.py uses them
+# when their key matches the staged train file, and generates them otherwise.
 # A measuring run waits for the done marker: AB_WAIT_FILE=$SMALL_DIR/done for
 # scripts/gpu-host/ab-start.sh.
 #
@@ -23,6 +23,7 @@
 #   SMALL_DIR      logs and marker (default /tmp/small)
 #   SMALL_STEPS    distillation steps (default 600, as sessions 34-38)
 #   SMALL_WAIT_S   with --beside-suite, how long to wait (default 600 s)
+#   ROWS_DIR       kept distillation rows (default benchmarks/gpu-rows)
 # Files: $SMALL_DIR/chain.log (each step's exit status and seconds),
 # build_models.log, distill-l4-self.log, distill-l4-self.json (the draft's
 # distill.json: steps, acceptance, sha), and done (written last: 0 when every
@@ -55,7 +56,7 @@ rm -rf "$dir" && mkdir -p "$dir"
 # Beside the suite, a truncation marked built by an earlier run must not
 # start the distillation while the suite rebuilds it.
 (( beside )) && rm -f "$root/models/smollm2-l4/.built"
-copy_carried_rows small-start.sh "$root"
+stage_kept_rows small-start.sh "$root"
 export S_DIR=$dir S_ROOT=$root S_STEPS=$steps S_BESIDE=$beside S_WAIT_S=$wait_s
 chain='
   source "$S_ROOT/env.sh"

@@ -13,8 +13,8 @@
 #   - with WIP_TGZ...: a wip root at ROOT-wip, the tarballs laid over a copy of
 #     the staged package (scripts/gpu-host/wip-root.sh), with ROOT/models
 #     linked in (the models the session builds are shared by both roots).
-# The distillation's carried rows need no copying here: proxies-start.sh copies
-# .gpu-bundles/rows/ into the models itself.
+# The distillation's kept rows need no staging here: proxies-start.sh and
+# small-start.sh unpack benchmarks/gpu-rows/ into the models themselves.
 #   root=$(bash scripts/gpu-host/stage-last.sh /tmp/s30 .gpu-bundles/b6 .gpu-bundles/wip/some.tgz) || exit 1
 # Exit status: 0, or 1 with what failed on stderr.
 set -euo pipefail

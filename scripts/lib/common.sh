@@ -243,14 +243,21 @@ require_carried_prompts() {
   }
 }
 
-# copy_carried_rows NAME ROOT: the distillation rows carried in
-# .gpu-bundles/rows/ (if any) into ROOT/models/, where distill.py uses them.
-copy_carried_rows() {
-  local rows
-  rows=(.gpu-bundles/rows/self-rows-*.pt)
-  [[ -e "${rows[0]}" ]] || return 0
-  mkdir -p "$2/models" && cp "${rows[@]}" "$2/models/"
-  echo "$1: carried distillation rows copied: ${rows[*]##*/}"
+# stage_kept_rows NAME ROOT: the kept distillation rows of the checkout
+# (ROWS_DIR, default benchmarks/gpu-rows: self-rows-*.pt.xz, tracked, checked
+# against its SHA256SUMS) unpacked into ROOT/models/, where distill.py uses
+# them instead of generating the target's continuations (~2-5 min of the GPU).
+# They travel with every call in the tree: nothing is carried for them. A
+# kept file that does not unpack to its sha256 is one line on stderr and is
+# not staged (distill.py then generates its rows); the chain goes on.
+stage_kept_rows() {
+  local kept=${ROWS_DIR:-benchmarks/gpu-rows} out
+  [[ -n $(compgen -G "$kept/self-rows-*.pt.xz") ]] || return 0
+  if out=$(python3 "$ROOT/scripts/lib/offline_bundle.py" stage-rows "$kept" "$2/models" 2>&1); then
+    echo "$1: kept distillation rows staged: $out"
+  else
+    echo "$1: ${out#error: }" >&2
+  fi
 }
 
 # start_chain_and_suite NAME LOG_DIR LAYERS CHAIN_DONE CHAIN [ARGS...]: a build

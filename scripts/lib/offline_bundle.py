@@ -34,6 +34,10 @@ Host side (ROOT defaults to $GPU_HOST_ROOT or /tmp/gpuhost):
   status ROOT                           what is applied, what is still missing
   env ROOT                              print the env file (also written to ROOT/env.sh)
   check ROOT                            import the staged vllm and its kernels
+  stage-rows KEPT_DIR MODELS_DIR        the kept distillation rows (KEPT_DIR/
+                                        self-rows-*.pt.xz, tracked, checked
+                                        against KEPT_DIR/SHA256SUMS) unpacked
+                                        into MODELS_DIR
 """
 
 from __future__ import annotations
@@ -1319,6 +1323,49 @@ def _pack_cmd(a: argparse.Namespace) -> int:
     return 0
 
 
+def stage_rows(kept: Path, models: Path) -> list[str]:
+    """Unpack the kept distillation rows (``kept/self-rows-*.pt.xz``, each
+    listed in ``kept/SHA256SUMS`` by keep-rows.sh) into ``models``, where
+    distill.py uses them. The rows travel in the tracked tree (~1.7 MB
+    compressed, 24 MB unpacked), so no call carries them. A file already
+    there with the recorded sha256 is kept. Returns the names staged;
+    raises BundleError naming the file that is not listed or does not
+    unpack to its sha256 (the others are staged first)."""
+    sums = {}
+    if (kept / "SHA256SUMS").is_file():
+        for line in (kept / "SHA256SUMS").read_text().splitlines():
+            parts = line.split()
+            if len(parts) == 2:
+                sums[parts[1]] = parts[0]
+    staged, bad = [], []
+    for xzf in sorted(kept.glob("self-rows-*.pt.xz")):
+        name = xzf.name[: -len(".xz")]
+        dest = models / name
+        want = sums.get(name)
+        if want is None:
+            bad.append(f"{xzf} is not in {kept}/SHA256SUMS (keep rows with "
+                       "scripts/keep-rows.sh)")
+            continue
+        if dest.is_file() and sha256_file(dest) == want:
+            staged.append(name)
+            continue
+        data = lzma.decompress(xzf.read_bytes())
+        got = hashlib.sha256(data).hexdigest()
+        if got != want:
+            bad.append(f"{xzf} unpacks to sha256 {got}, expected {want} "
+                       "(restore it from git)")
+            continue
+        models.mkdir(parents=True, exist_ok=True)
+        tmp = dest.with_name(name + ".tmp")
+        tmp.write_bytes(data)
+        tmp.replace(dest)
+        staged.append(name)
+    if bad:
+        raise BundleError("; ".join(bad) + (f" (staged: {' '.join(staged)})"
+                                            if staged else ""))
+    return staged
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -1368,6 +1415,9 @@ def main(argv: list[str]) -> int:
     sz = sub.add_parser("size")
     sz.add_argument("size")
     sub.add_parser("default-kernels")
+    sr = sub.add_parser("stage-rows")
+    sr.add_argument("kept", type=Path)
+    sr.add_argument("models", type=Path)
     for name in ("stage", "status", "env", "check"):
         h = sub.add_parser(name)
         h.add_argument("root")
@@ -1403,6 +1453,10 @@ def main(argv: list[str]) -> int:
             print(parse_size(a.size))
         elif a.cmd == "default-kernels":
             print("\n".join(DEFAULT_KERNELS))
+        elif a.cmd == "stage-rows":
+            staged = stage_rows(a.kept, a.models)
+            if staged:
+                print(" ".join(staged))
         else:
             host = Host(Path(a.root).absolute(), a.python)
             if a.cmd == "stage":
