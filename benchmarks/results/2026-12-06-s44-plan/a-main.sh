@@ -28,17 +28,21 @@
 #      the served width costs or saves at each c.
 #      --rotate-prompts: each round takes the next prompts of the test split
 #      (at c = 1 four requests a round: 36 prompts over 9 rounds, not the same
-#      4). c = 1 first (the question; the served width starts there at the
-#      cap, not inherited from a larger batch), then 64 and 8 (where a larger
-#      cap must not cost), then 16, 32, 2, 4 as time allows (CONC).
+#      4). c = 64 and 8 first (where a larger cap must not cost), then c = 1
+#      (the question; after the larger loads settled their batch sizes, as a
+#      server's would: patch 0041 keeps one request from borrowing their
+#      width, benchmarks/results/2026-12-06-cpu-s44-served-width-b1), then 16,
+#      32, 2, 4 as time allows (CONC).
 #      One wave of 256-token requests a round (4 requests at c < 4), 1 warm +
 #      8 ABBA rounds, prefix caching off, the DSL engines started alone.
 # Then collect.sh (this folder) until it says s45p ended.
 #   python3 benchmarks/verdict.py --dsl-arm dsl4 --out verdict.json proxies=abab.json.gz
 #   (and --dsl-arm dsl8, --dsl-arm 'dsl8@1-64:8' for the other two)
 # Device time planned: staging ~2.5 min (11 chunks), the proxies ~5-6 min,
-# six engines ~5 min (three DSL engines alone, one after another), c = 1
-# ~4 min (6 arms x 9 rounds x 4 sequential requests), c = 64 and 8 ~2 min each.
+# six engines ~5 min (three DSL engines alone, one after another), c = 64 and
+# 8 ~2 min each, c = 1 ~4 min (6 arms x 9 rounds x 4 sequential requests):
+# c = 1 ends ~20 min after the first call. No GPU suite here: 0041 changed
+# only the scheduler's width at one request; run tests/gpu if time is left.
 set -uo pipefail
 R=/tmp/s45p; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b11}") || exit 1
@@ -55,7 +59,7 @@ setsid bash -c 'bash scripts/gpu-host/proxies-start.sh --foreground > "$R/proxie
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go AB_WAIT_S=700 \
   bash scripts/gpu-host/ab-start.sh s45p -- --models "$M" \
-  --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency "${CONC:-1,64,8,16,32,2,4}" \
+  --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency "${CONC:-64,8,1,16,32,2,4}" \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 --rotate-prompts \
   --engine "$E" --out abab.json --arms 'sd2,sd3,target,dsl4,dsl8,dsl8@1-64:8' \
   --rounds "${ROUNDS:-8}" --warm-rounds 1 --dsl-starts-alone \
