@@ -486,6 +486,16 @@ def _manifest_bytes(manifest: dict) -> bytes:
     return (json.dumps(manifest, indent=1, sort_keys=True) + "\n").encode()
 
 
+def read_sums(path: Path) -> dict[str, str]:
+    """A ``sha256sum`` listing (``<digest>  <name>`` a line) as name -> digest."""
+    sums = {}
+    for line in path.read_text().splitlines():
+        if line.strip():
+            digest, _, name = line.partition("  ")
+            sums[name] = digest
+    return sums
+
+
 def _sums_bytes(manifest_bytes: bytes, chunk_name: str, parts: list[dict]) -> bytes:
     lines = [
         f"{hashlib.sha256(manifest_bytes).hexdigest()}  MANIFEST.json",
@@ -716,11 +726,7 @@ class Host:
                     f"{cdir}: {p.name} is missing: not a bundle chunk, or the transfer was cut; "
                     f"send {cdir.name} again"
                 )
-        sums = {}
-        for line in spath.read_text().splitlines():
-            if line.strip():
-                digest, _, name = line.partition("  ")
-                sums[name] = digest
+        sums = read_sums(spath)
         mbytes = mpath.read_bytes()
         if hashlib.sha256(mbytes).hexdigest() != sums.get("MANIFEST.json"):
             raise BundleError(
@@ -1331,12 +1337,7 @@ def stage_rows(kept: Path, models: Path) -> list[str]:
     there with the recorded sha256 is kept. Returns the names staged;
     raises BundleError naming the file that is not listed or does not
     unpack to its sha256 (the others are staged first)."""
-    sums = {}
-    if (kept / "SHA256SUMS").is_file():
-        for line in (kept / "SHA256SUMS").read_text().splitlines():
-            parts = line.split()
-            if len(parts) == 2:
-                sums[parts[1]] = parts[0]
+    sums = read_sums(kept / "SHA256SUMS") if (kept / "SHA256SUMS").is_file() else {}
     staged, bad = [], []
     for xzf in sorted(kept.glob("self-rows-*.pt.xz")):
         name = xzf.name[: -len(".xz")]
