@@ -175,6 +175,34 @@ def _rates(tokens: float, time_ms: float, steps: float,
             "time_ms": time_ms, "steps": steps, "forwards": forwards}
 
 
+def accepted_run(acc: list, t: int, drafted: int) -> int:
+    """How many of the ``drafted`` drafts from position ``t`` the target
+    accepts: the leading run of accepted positions."""
+    run = 0
+    while run < drafted and acc[t + run]:
+        run += 1
+    return run
+
+
+def drafts(policy, r: dict[str, list], t: int, room: int, hist: float) -> int:
+    """How many tokens ``policy`` drafts in a step starting at position ``t``
+    of row ``r``, at most ``room`` (at least one: the first draft pass always
+    runs); ``hist`` is the request's recent acceptance before the step."""
+    if policy == "oracle":
+        return max(accepted_run(r["accepted"], t, room), 1)
+    if isinstance(policy, int):
+        return min(policy, room)
+    drafted = 0
+    xs: list[float] = []
+    while drafted < room:
+        j = t + drafted
+        xs.append(policy.predict(r["p"][j], r["p2"][j], hist))
+        drafted += 1
+        if drafted >= room or not policy.go_on(xs):
+            break
+    return drafted
+
+
 def replay(rows: list[dict[str, list]], policy, verify_ms: float, draft_ms: float,
            cap: int, decay: float, prior: float,
            record: list | None = None) -> dict[str, float]:
@@ -192,25 +220,8 @@ def replay(rows: list[dict[str, list]], policy, verify_ms: float, draft_ms: floa
         while t < n:
             room = min(cap, n - t)
             h0 = hist.value
-            if policy == "oracle":
-                run = 0
-                while run < room and acc[t + run]:
-                    run += 1
-                drafted = max(run, 1)
-            elif isinstance(policy, int):
-                drafted = min(policy, room)
-            else:
-                drafted = 0
-                xs: list[float] = []
-                while drafted < room:
-                    j = t + drafted
-                    xs.append(policy.predict(r["p"][j], r["p2"][j], h0))
-                    drafted += 1
-                    if drafted >= room or not policy.go_on(xs):
-                        break
-            run = 0
-            while run < drafted and acc[t + run]:
-                run += 1
+            drafted = drafts(policy, r, t, room, h0)
+            run = accepted_run(acc, t, drafted)
             for j in range(t, t + min(run + 1, drafted)):
                 if record is not None:
                     record.append((r["p"][j], r["p2"][j], h0, acc[j]))

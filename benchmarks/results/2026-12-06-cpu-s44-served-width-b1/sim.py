@@ -26,7 +26,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
-from trace_stop_sim import Predictor, Rule, load_trace  # noqa: E402
+from trace_stop_sim import Predictor, Rule, accepted_run, drafts, load_trace  # noqa: E402
 
 from vllm.v1.spec_decode.dynamic import served_width  # noqa: E402
 from vllm.v1.spec_decode.dynamic.served_width import ServedWidthController  # noqa: E402
@@ -66,24 +66,14 @@ def run(rows, n_requests, cap, mode, jitter, seed, S, start_width=None):
     widths: Counter = Counter()
     for i in range(n_requests):
         r = rows[i % len(rows)]
-        p, acc, t, n = r["p"], r["accepted"], 0, len(r["p"])
+        acc, t, n = r["accepted"], 0, len(r["p"])
         first = True
         while t < n:
             w = ctl.width(1) if ctl else (mode if isinstance(mode, int) else cap)
             widths[w] += 1
             room = min(w, n - t)
-            if isinstance(mode, int):
-                drafted = room
-            else:
-                drafted, xs = 0, []
-                while drafted < room:
-                    xs.append(p[t + drafted])
-                    drafted += 1
-                    if drafted >= room or not rule.go_on(xs):
-                        break
-            run_ = 0
-            while run_ < drafted and acc[t + run_]:
-                run_ += 1
+            drafted = drafts(room if isinstance(mode, int) else rule, r, t, room, 0.0)
+            run_ = accepted_run(acc, t, drafted)
             got = min(run_ + 1, n - t)
             ms = (V + drafted * D + w * S) * math.exp(rng.gauss(0, jitter))
             clock[0] += ms
