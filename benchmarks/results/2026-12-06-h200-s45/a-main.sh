@@ -12,6 +12,8 @@
 # (cap 8, the served width choosing), dsl8@1-64:8 (cap 8, every step at 8
 # slots); rotated prompts, c = 64, 8, 1, 16, 32, 2, 4 in that order as time
 # allows, 1 warm + 8 ABBA rounds, prefix caching off, DSL engines started alone.
+# On an H100 (80 GB: three proxies engines, ~24 GB each, at most) the fallback
+# is ARMS=sd2,dsl4,dsl8 CONC=64,8,1: not the verdict's card, the cap's question.
 # Read: python3 benchmarks/verdict.py --dsl-arm dsl4 --out verdict.json proxies=abab.json.gz
 set -uo pipefail
 R=/tmp/s45; mkdir -p "$R"
@@ -24,7 +26,7 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go AB_WAIT_S=900 \
   bash scripts/gpu-host/ab-start.sh s45p -- --models "$M" \
   --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency "${CONC:-64,8,1,16,32,2,4}" \
   --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 --rotate-prompts \
-  --engine "$E" --out abab.json --arms 'sd2,sd3,target,dsl4,dsl8,dsl8@1-64:8' \
+  --engine "$E" --out abab.json --arms "${ARMS:-sd2,sd3,target,dsl4,dsl8,dsl8@1-64:8}" \
   --rounds "${ROUNDS:-8}" --warm-rounds 1 --dsl-starts-alone \
   > "$R/ab-start.log" 2>&1 || { cat "$R/ab-start.log"; exit 1; }
 sleep 30

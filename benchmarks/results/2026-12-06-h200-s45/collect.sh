@@ -13,4 +13,8 @@ tail -n 3 /tmp/s45/suite.out 2>/dev/null
 if [[ -d /tmp/ab/s45p ]] && (( $(left) > 5 )); then
   bash scripts/gpu-host/ab-collect.sh s45p --wait "$(left)" 2>&1 | grep -v INFO | tail -n 25
 fi
+# Again at the end: the suite's results are written while this call waits
+# (session 45's first collect tarred only at its start and brought back none).
+cp /tmp/proxies/*.log /tmp/s45/ 2>/dev/null
+tar czf "$OUT/a.tgz" -C /tmp s45
 true
