@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Written in session 45 (issue 29) for the next device session's first long
+# command, after b1..b10 were staged one call each (pack with
+# scripts/pack-offline.sh --all --cap 20MB; check the call with
+# scripts/gpu-host/call-size.sh .gpu-bundles/b11 .gpu-bundles/prompts
+# .gpu-bundles/intree: 64.74 MB as sent in session 45). Carry the last chunk
+# (CHUNK, default .gpu-bundles/b11), .gpu-bundles/prompts, .gpu-bundles/intree.
+# Returns in ~60 s; the rest runs in its own process sessions:
+#   1. the last chunk, check, host.txt (stage-last.sh);
+#   2. the proxies' chain and, beside it, the GPU suite's tests session 45's cut
+#      run did not reach on the 41-patch series (V1 with piecewise graphs, the
+#      EAGLE / EAGLE3 groups: 14 tests, `-k` below; tests/gpu/results/
+#      2026-12-06-h100-s45-cut/), then the kernel files and the in-tree CUDA
+#      tests (beside-proxies.sh); go once all ended and the GPU is quiet;
+#   3. the A/B s46p, arms fixed in advance (ARMS):
+#        sd2, sd3   SD at K = 2 (best at every c in sessions 29-34) and 3;
+#        target     speculation off;
+#        dsl4       DSL's default config at cap 4 (the verdict's arm);
+#        dsl8       DSL at cap 8, the served width choosing.
+#      Session 44's dsl8@1-64:8 is dropped: at one request the served width at
+#      cap 8 serves at or near 8 anyway (../2026-12-06-cpu-s45-cap-vs-slot/),
+#      and at 8-64 requests a fixed 8 is known to lose (verify width).
+#      c = 1 first (the question: dsl8 against dsl4 and the 1.10x bar; 0041
+#      keeps one request's width its own, so the order of loads no longer
+#      matters there), then 64 and 8 (where cap 8 must not cost), then 16, 32,
+#      2, 4 (CONC). --rotate-prompts, 1 warm + 8 ABBA rounds, one wave of
+#      256-token requests a round (4 requests at c < 4), prefix caching off, the
+#      DSL engines started alone.
+# An H100 holds three of these engines (~22 GiB each): there, ARMS=sd2,dsl4,dsl8
+# (not the verdict's card: the cap's question only).
+# Then collect.sh (this folder), each call the moment the one before answers.
+#   python3 benchmarks/verdict.py --dsl-arm dsl4 --out verdict.json proxies=abab.json.gz
+#   python3 benchmarks/verdict.py --dsl-arm dsl8 --out verdict-dsl8.json proxies=abab.json.gz
+set -uo pipefail
+R=/tmp/s46; mkdir -p "$R"
+root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b11}") || exit 1
+source "$root/env.sh"
+M=$root/models
+# No spaces inside the -k expression: suite.sh splits PYTEST_ARGS on them.
+SUITE_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores) -k (piecewise)or(eagle)or(exiting_often)or(every_scheduled_slot)" \
+  SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
+E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
+GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go AB_WAIT_S=900 \
+  bash scripts/gpu-host/ab-start.sh s46p -- --models "$M" \
+  --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency "${CONC:-1,64,8,16,32,2,4}" \
+  --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 --rotate-prompts \
+  --engine "$E" --out abab.json --arms "${ARMS:-sd2,sd3,target,dsl4,dsl8}" \
+  --rounds "${ROUNDS:-8}" --warm-rounds 1 --dsl-starts-alone \
+  > "$R/ab-start.log" 2>&1 || { cat "$R/ab-start.log"; exit 1; }
+sleep 20
+tar czf "$OUT/a.tgz" -C /tmp s46
+echo "started: proxies chain, suite subset, A/B s46p queued on $R/go"
