@@ -488,6 +488,26 @@ def test_gpu_results_take_the_newest_session_and_name_its_gpu(tmp_path):
     assert "older session" in got and "Measured on an H200:" in got
 
 
+def test_gpu_results_quote_the_last_complete_run_after_an_incomplete_one(tmp_path):
+    import pr_doc
+
+    runs = tmp_path / "tests" / "gpu" / "results"
+    for name, table in (("2026-12-06-h100-s44", "| a | all passed |"),
+                        ("2026-12-06-h100-s45-cut", "| b | cut at 300 s |")):
+        (runs / name).mkdir(parents=True)
+        (runs / name / "README.md").write_text(f"# run\n\n{table}\n")
+    assert "all passed" not in pr_doc.gpu_results(tmp_path)
+    cut = runs / "2026-12-06-h100-s45-cut" / "README.md"
+    cut.write_text(cut.read_text() + f"\n{pr_doc.INCOMPLETE}\n")
+    got = pr_doc.gpu_results(tmp_path)
+    assert got.index("cut at 300 s") < got.index("all passed")
+    assert "did not reach every test" in got and "newest complete run" in got
+    # Only the incomplete run: quoted alone.
+    (runs / "2026-12-06-h100-s44" / "README.md").unlink()
+    got = pr_doc.gpu_results(tmp_path)
+    assert "cut at 300 s" in got and "complete run" not in got
+
+
 def test_a_pr_without_a_description_template_is_named(tmp_path):
     import pr_doc
 

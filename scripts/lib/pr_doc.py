@@ -137,6 +137,9 @@ def stack_position(prs: list[dict], index: int) -> str:
 # A GPU run's README carries this when the code it ran is not the series' (a patch
 # it tested has since left): its results are not quoted as the series'.
 NOT_THE_SERIES = "<!-- pr-doc: not the series -->"
+# A GPU run's README carries this when the run did not reach every test (a time
+# limit cut it): it is quoted, and so is the newest complete run before it.
+INCOMPLETE = "<!-- pr-doc: incomplete run -->"
 
 
 _RUN_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-(h100|h200))?(?:-s(\d+))?")
@@ -160,7 +163,9 @@ def _run_order(readme: Path) -> tuple[str, int, str]:
 def gpu_results(root: Path) -> str:
     """The results table of the newest committed GPU run that has one (the first
     table of its README), skipping runs marked ``NOT_THE_SERIES``, with the GPU
-    its folder names (``-h100-``, ``-h200-``)."""
+    its folder names (``-h100-``, ``-h200-``). Where that run is marked
+    ``INCOMPLETE``, the newest complete run before it follows."""
+    quoted = []
     for run in sorted((root / "tests" / "gpu" / "results").glob("*/README.md"),
                       key=_run_order, reverse=True):
         text = run.read_text()
@@ -172,13 +177,22 @@ def gpu_results(root: Path) -> str:
                 table.append(line)
             elif table:
                 break
-        if table:
-            gpu = _GPU_NAMES.get(_run_fields(run)[2], "one GPU")
-            return (
-                f"<!-- from {run.relative_to(root)} -->\nMeasured on {gpu}:\n\n"
-                + "\n".join(table)
-            )
-    return "_No GPU run with a results table committed yet._"
+        if not table:
+            continue
+        gpu = _GPU_NAMES.get(_run_fields(run)[2], "one GPU")
+        incomplete = INCOMPLETE in text
+        quoted.append(
+            f"<!-- from {run.relative_to(root)} -->\n"
+            + (f"Measured on {gpu}, a run that did not reach every test:"
+               if incomplete else
+               f"Measured on {gpu}{' (the newest complete run)' if quoted else ''}:")
+            + "\n\n" + "\n".join(table)
+        )
+        if not incomplete:
+            break
+    if not quoted:
+        return "_No GPU run with a results table committed yet._"
+    return "\n\n".join(quoted)
 
 
 def _benchmark_reports(root: Path) -> list[Path]:
