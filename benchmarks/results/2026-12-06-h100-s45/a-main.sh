@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 45 (2026-12-06, issue 29), command A on one H200, after b1..b10 were
+# Session 45 (2026-12-06, issue 29), command A, written for one H200 and run on
+# an H100 with ARMS=sd2,dsl4,dsl8 CONC=8,1,64,16,32,2,4 (README.md), after b1..b10 were
 # staged one call each (scripts/pack-offline.sh --all --cap 20MB, packed from
 # vllm dsl at 0041: the 41-patch series). Carry .gpu-bundles/b11,
 # .gpu-bundles/prompts and .gpu-bundles/intree (64.74 MB as sent,
