@@ -455,14 +455,21 @@ def test_measured_numbers_in_template_prose_need_a_committed_source(tmp_path):
     assert pr_doc.untraced_numbers("## D\n\nK = 4, 32 requests, 256 tokens\n", tmp_path) == []
 
 
+def _gpu_runs(tmp_path, *runs: tuple[str, str]) -> Path:
+    """GPU run folders under tmp_path's tests/gpu/results, each a README with
+    one table row; returns the results folder."""
+    results = tmp_path / "tests" / "gpu" / "results"
+    for name, table in runs:
+        (results / name).mkdir(parents=True)
+        (results / name / "README.md").write_text(f"# run\n\n{table}\n")
+    return results
+
+
 def test_gpu_results_skip_a_run_that_is_not_the_series(tmp_path):
     import pr_doc
 
-    runs = tmp_path / "tests" / "gpu" / "results"
-    for name, table in (("2026-01-01", "| a | ran on the series |"),
-                        ("2026-01-02", "| b | ran with a patch since removed |")):
-        (runs / name).mkdir(parents=True)
-        (runs / name / "README.md").write_text(f"# run\n\n{table}\n")
+    runs = _gpu_runs(tmp_path, ("2026-01-01", "| a | ran on the series |"),
+                     ("2026-01-02", "| b | ran with a patch since removed |"))
     assert "ran with a patch since removed" in pr_doc.gpu_results(tmp_path)
     newest = runs / "2026-01-02" / "README.md"
     newest.write_text(newest.read_text() + f"\n{pr_doc.NOT_THE_SERIES}\n")
@@ -474,12 +481,9 @@ def test_gpu_results_skip_a_run_that_is_not_the_series(tmp_path):
 def test_gpu_results_take_the_newest_session_and_name_its_gpu(tmp_path):
     import pr_doc
 
-    runs = tmp_path / "tests" / "gpu" / "results"
-    for name, table in (("2026-12-05-h200-s34", "| a | older session |"),
-                        ("2026-12-05-h100-s37", "| b | newer session |"),
-                        ("2026-12-04-h200-s31", "| c | older day |")):
-        (runs / name).mkdir(parents=True)
-        (runs / name / "README.md").write_text(f"# run\n\n{table}\n")
+    runs = _gpu_runs(tmp_path, ("2026-12-05-h200-s34", "| a | older session |"),
+                     ("2026-12-05-h100-s37", "| b | newer session |"),
+                     ("2026-12-04-h200-s31", "| c | older day |"))
     got = pr_doc.gpu_results(tmp_path)
     assert "newer session" in got and "Measured on an H100:" in got
     (runs / "2026-12-05-h100-s37" / "README.md").write_text(
@@ -491,11 +495,8 @@ def test_gpu_results_take_the_newest_session_and_name_its_gpu(tmp_path):
 def test_gpu_results_quote_the_last_complete_run_after_an_incomplete_one(tmp_path):
     import pr_doc
 
-    runs = tmp_path / "tests" / "gpu" / "results"
-    for name, table in (("2026-12-06-h100-s44", "| a | all passed |"),
-                        ("2026-12-06-h100-s45-cut", "| b | cut at 300 s |")):
-        (runs / name).mkdir(parents=True)
-        (runs / name / "README.md").write_text(f"# run\n\n{table}\n")
+    runs = _gpu_runs(tmp_path, ("2026-12-06-h100-s44", "| a | all passed |"),
+                     ("2026-12-06-h100-s45-cut", "| b | cut at 300 s |"))
     assert "all passed" not in pr_doc.gpu_results(tmp_path)
     cut = runs / "2026-12-06-h100-s45-cut" / "README.md"
     cut.write_text(cut.read_text() + f"\n{pr_doc.INCOMPLETE}\n")

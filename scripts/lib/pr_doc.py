@@ -181,12 +181,13 @@ def gpu_results(root: Path) -> str:
             continue
         gpu = _GPU_NAMES.get(_run_fields(run)[2], "one GPU")
         incomplete = INCOMPLETE in text
+        if incomplete:
+            note = ", a run that did not reach every test"
+        else:
+            note = " (the newest complete run)" if quoted else ""
         quoted.append(
-            f"<!-- from {run.relative_to(root)} -->\n"
-            + (f"Measured on {gpu}, a run that did not reach every test:"
-               if incomplete else
-               f"Measured on {gpu}{' (the newest complete run)' if quoted else ''}:")
-            + "\n\n" + "\n".join(table)
+            f"<!-- from {run.relative_to(root)} -->\nMeasured on {gpu}{note}:\n\n"
+            + "\n".join(table)
         )
         if not incomplete:
             break
