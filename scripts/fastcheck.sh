@@ -217,8 +217,9 @@ if [[ $applied == 1 ]]; then
   hooks_line="upstream hooks: $(grep -c '^PASS' "$work/hooks.log" || true) passed, $(grep -c '^FAIL' "$work/hooks.log" || true) failed"
 fi
 
-e2e_line="e2e tests: not run (--skip-e2e)"
+e2e_line="e2e tests: not run (--skip-e2e)" e2e_result="--"
 if [[ $e2e == 1 ]]; then
+  e2e_result=ok
   log "($(( SECONDS - start ))s) (c) project tests: CPU end-to-end (waiting for the background run)"
   wait "$e2e_pid" || true
   e2e_pid=""
@@ -231,7 +232,7 @@ if [[ $e2e == 1 ]]; then
     tail -n 40 "$work/e2e.log"
   fi
   e2e_line=$(python3 "$ROOT/scripts/lib/junit_summary.py" "e2e tests" "$work/e2e.xml") \
-    || result[c]=FAILED
+    || { result[c]=FAILED; e2e_result=FAILED; }
 fi
 
 echo
@@ -239,7 +240,8 @@ echo "fastcheck summary ($(( SECONDS - start ))s):"
 echo "  (a) ${result[a]}  $series_line"
 echo "  (b) ${result[b]}  $upstream_line"
 echo "  (c) ${result[c]}  $project_line"
-echo "      ${result[c]}  $e2e_line"
+# The e2e line has its own mark: a failed non-e2e project test marks (c), not it.
+echo "      $e2e_result  $e2e_line"
 echo "  (d) ${result[d]}  $hooks_line"
 # count FIELD LINE: the number before FIELD ("passed", "failed", ...) in a summary line.
 count() { local n; n=$(sed -nE "s/.*[^0-9]([0-9]+) $1.*/\1/p" <<<"$2" | head -n 1); echo "${n:-0}"; }

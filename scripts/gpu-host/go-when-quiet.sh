@@ -32,8 +32,13 @@ done
 csv="$(dirname "$go")/gpu-apps-at-$(basename "$go").csv"
 if command -v nvidia-smi > /dev/null; then
   apps() { nvidia-smi --query-compute-apps="$1" --format=csv"${2:-}" 2>&1; }
-  end=$(( $(date +%s) + max_wait ))
-  while [[ -n "$(apps pid ,noheader)" ]] && (( $(date +%s) < end )); do sleep 1; done
+  # Count whole sleeps rather than compare `date +%s` against an end second:
+  # that end falls up to 1 s early (the start second is truncated), which is
+  # how CI once saw --max-wait 2 give up after 1.08 s.
+  waited=0
+  while [[ -n "$(apps pid ,noheader)" ]] && (( waited < max_wait )); do
+    sleep 1; waited=$(( waited + 1 ))
+  done
   apps pid,process_name,used_memory > "$csv" || true
 else
   echo "no nvidia-smi on PATH: the GPU's processes were not looked at" > "$csv"
