@@ -35,7 +35,19 @@ accepted share; empty bins fall back to the coarser table) and scored on
 - ``history``: ``p``'s bin x the request's recent acceptance (an average of
   its last verified drafts' outcomes, ``--history-decay``; what a per-request
   estimate on the device, updated after each verify, could read);
-- ``both``: ``p`` x margin x history.
+- ``both``: ``p`` x margin x history;
+- ``online``: nothing fitted: ``p`` plus its bin's bias, learnt as the replay
+  goes (after each verify, per bin, the verified drafts' accepted count minus
+  their summed ``p``, over their count plus ``--online-weight`` pseudo-drafts;
+  both sums decayed by ``--online-decay`` a draft): what a per-bin estimate
+  on the device, updated after each verify with no sync, would read. It
+  starts at the raw ``p`` (the series' rule) on each split, as an engine
+  starts cold;
+- ``logistic``: nothing fitted either: vLLM's own online estimator of
+  adaptive verification (``OnlineAcceptanceEstimator``, MRV2), replayed:
+  ``sigmoid(w logit(p) + b_k)``, one slope and an intercept per draft
+  position ``k``, from its cold-start coefficients, refitted by one damped
+  Newton (IRLS) step every 100 verifies on what those verifies graded.
 
 Policies, per predictor ``x``: ``rule-x`` (the series' rule: after a draft
 step go on while ``survival x (V + j D) > D x expected tokens``, survival the
@@ -62,7 +74,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from stop_rule_sim import parse_costs  # noqa: E402
 
-PREDICTORS = ("raw", "calibrated", "margin", "history", "both")
+PREDICTORS = ("raw", "calibrated", "margin", "history", "both", "online",
+              "logistic")
 BINS = 10
 
 
@@ -107,13 +120,30 @@ class Predictor:
     split, falling back to ``p``'s bin (then the overall share) where a
     key has fewer than ``min_count`` positions."""
 
-    def __init__(self, kind: str, min_count: int = 20):
+    def __init__(self, kind: str, min_count: int = 20, online_weight: float = 20.0,
+                 online_decay: float = 1.0):
         if kind not in PREDICTORS:
             raise ValueError(f"predictor must be one of {PREDICTORS}, not {kind!r}")
         self.kind, self.min_count = kind, min_count
         self.table: dict[tuple, float] = {}
         self.coarse: dict[int, float] = {}
         self.overall = 0.5
+        self.online_weight, self.online_decay = online_weight, online_decay
+        self.reset()
+
+    def reset(self) -> None:
+        """Forget what ``observe`` learnt (an engine's cold start)."""
+        # Per bin of p: [accepted - p summed, drafts], both decayed.
+        self.bias = [[0.0, 0.0] for _ in range(BINS)]
+
+    def observe(self, p: float, accepted: int, pos: int = 0) -> None:
+        """One verified draft's outcome (``online`` learns from it; the
+        fitted kinds do not change)."""
+        if self.kind != "online":
+            return
+        s = self.bias[_bin(p)]
+        s[0] = self.online_decay * s[0] + accepted - p
+        s[1] = self.online_decay * s[1] + 1.0
 
     def key(self, p: float, p2: float, hist: float) -> tuple:
         key: tuple = (_bin(p),)
@@ -123,11 +153,12 @@ class Predictor:
             key += (_bin(hist, 5),)
         return key
 
-    def fit(self, samples: Sequence[tuple[float, float, float, int]]) -> Predictor:
-        """``samples``: ``(p, p2, history, accepted)`` per verified draft."""
+    def fit(self, samples: Sequence[tuple]) -> Predictor:
+        """``samples``: ``(p, p2, history, accepted[, position])`` per verified
+        draft."""
         sums: dict[tuple, list[int]] = {}
         coarse: dict[int, list[int]] = {}
-        for p, p2, h, a in samples:
+        for p, p2, h, a, *_ in samples:
             for table, k in ((sums, self.key(p, p2, h)), (coarse, _bin(p))):
                 s = table.setdefault(k, [0, 0])
                 s[0] += a
@@ -138,32 +169,115 @@ class Predictor:
             self.overall = sum(s[3] for s in samples) / len(samples)
         return self
 
-    def __call__(self, p: float, p2: float, hist: float) -> float:
+    def end_step(self) -> None:
+        """A verify has been observed in full (nothing to do for these kinds)."""
+
+    def __call__(self, p: float, p2: float, hist: float, pos: int = 0) -> float:
         if self.kind == "raw":
             return p
+        if self.kind == "online":
+            s = self.bias[_bin(p)]
+            return min(max(p + s[0] / (s[1] + self.online_weight), 0.0), 1.0)
         got = self.table.get(self.key(p, p2, hist))
         if got is None:
             got = self.coarse.get(_bin(p), self.overall)
         return got
 
 
+class LogisticEstimator:
+    """vLLM's ``OnlineAcceptanceEstimator`` (MRV2's adaptive verification),
+    replayed in Python: acceptance ``sigmoid(w f + b_k)`` of the feature
+    ``f = logit(p)`` (clamped to +-40) at draft position ``k``; every verify's
+    graded drafts (accepted ones and the first rejected) add to the IRLS
+    normal equations, and every ``REFIT_INTERVAL`` verifies one damped Newton
+    step solves the arrowhead system for the slope and the intercepts, as its
+    ``_refit_kernel`` does. Same interface as ``Predictor``."""
+
+    REFIT_INTERVAL, DAMPING, L2 = 100, 50.0, 1e-3
+    INIT_SLOPE, INIT_BIAS, MAX_LOG_ODDS = 0.5, -0.2, 40.0
+
+    def __init__(self, positions: int):
+        self.kind, self.positions = "logistic", positions
+        self.reset()
+
+    def reset(self) -> None:
+        k = self.positions
+        self.w, self.b = self.INIT_SLOPE, [self.INIT_BIAS] * k
+        self.acc = [[0.0] * 6 for _ in range(k)]  # a, b, c, g0, g1, n per position
+        self.steps = 0
+
+    def fit(self, samples) -> LogisticEstimator:
+        return self  # learns online only
+
+    def _feature(self, p: float) -> float:
+        p = min(max(p, 1e-30), 1 - 1e-16)
+        return min(max(math.log(p / (1 - p)), -self.MAX_LOG_ODDS), self.MAX_LOG_ODDS)
+
+    def __call__(self, p: float, p2: float, hist: float, pos: int = 0) -> float:
+        z = self.w * self._feature(p) + self.b[min(pos, self.positions - 1)]
+        return 1 / (1 + math.exp(-z)) if z > -700 else 0.0
+
+    def observe(self, p: float, accepted: int, pos: int = 0) -> None:
+        pos = min(pos, self.positions - 1)
+        f, pred = self._feature(p), self(p, 0.0, 0.0, pos)
+        w, r = pred * (1 - pred), accepted - pred
+        s = self.acc[pos]
+        for i, x in enumerate((w * f * f, w * f, w, r * f, r, 1.0)):
+            s[i] += x
+
+    def end_step(self) -> None:
+        self.steps += 1
+        if self.steps % self.REFIT_INTERVAL:
+            return
+        acc, lam = self.acc, self.L2
+        c = [s[2] + lam for s in acc]
+        a = sum(s[0] for s in acc) + lam
+        shrink = sum(s[1] * s[1] / ck for s, ck in zip(acc, c))
+        coupling = sum(s[1] * s[4] / ck for s, ck in zip(acc, c))
+        step_w = (sum(s[3] for s in acc) - coupling) / (a - shrink)
+        total = sum(s[5] for s in acc)
+        step_w *= total / (total + self.DAMPING)
+        if step_w != step_w or self.w + step_w < 0:
+            step_w = 0.0
+        self.w += step_w
+        for k, (s, ck) in enumerate(zip(acc, c)):
+            step_b = (s[4] - s[1] * step_w) / ck * s[5] / (s[5] + self.DAMPING)
+            if step_b == step_b:
+                self.b[k] += step_b
+        self.acc = [[0.0] * 6 for _ in range(self.positions)]
+
+
+def make_predictor(kind: str, cap: int, online_weight: float = 20.0,
+                   online_decay: float = 1.0):
+    """A predictor of ``kind`` (one of ``PREDICTORS``) for drafts up to ``cap``."""
+    if kind == "logistic":
+        return LogisticEstimator(cap)
+    return Predictor(kind, online_weight=online_weight, online_decay=online_decay)
+
+
 def samples_of(rows: list[dict[str, list]], decay: float, prior: float,
-               cap: int) -> list[tuple[float, float, float, int]]:
-    """``(p, p2, history, accepted)`` of the drafts SD at ``cap`` would verify
+               cap: int) -> list[tuple[float, float, float, int, int]]:
+    """``(p, p2, history, accepted, position in the step)`` of the drafts SD at ``cap`` would verify
     (each up to and with its step's first rejection), the history as the
     request had it before that step: what a predictor is fitted on and scored
     against."""
-    out: list[tuple[float, float, float, int]] = []
+    out: list[tuple[float, float, float, int, int]] = []
     replay(rows, cap, 1.0, 1.0, cap, decay, prior, record=out)
     return out
 
 
-def score(pred: Predictor, samples) -> dict[str, float]:
+def score(pred: Predictor | LogisticEstimator, samples) -> dict[str, float]:
+    """Brier score and log loss of ``pred`` on ``samples`` in their order (an
+    ``online`` predictor reads each before it learns from it)."""
     brier = ll = 0.0
-    for p, p2, h, a in samples:
-        x = min(max(pred(p, p2, h), 1e-6), 1 - 1e-6)
+    pred.reset()
+    for p, p2, h, a, pos in samples:
+        if pos == 0:
+            pred.end_step()  # the samples of a new verify start at position 0
+        x = min(max(pred(p, p2, h, pos), 1e-6), 1 - 1e-6)
         brier += (x - a) ** 2
         ll -= math.log(x if a else 1 - x)
+        pred.observe(p, a, pos)
     n = max(len(samples), 1)
     return {"brier": brier / n, "log_loss": ll / n}
 
@@ -196,7 +310,7 @@ def drafts(policy, r: dict[str, list], t: int, room: int, hist: float) -> int:
     xs: list[float] = []
     while drafted < room:
         j = t + drafted
-        xs.append(policy.predict(r["p"][j], r["p2"][j], hist))
+        xs.append(policy.predict(r["p"][j], r["p2"][j], hist, drafted))
         drafted += 1
         if drafted >= room or not policy.go_on(xs):
             break
@@ -213,6 +327,10 @@ def replay(rows: list[dict[str, list]], policy, verify_ms: float, draft_ms: floa
     history before the step, accepted)`` of each verified draft (up to and
     with the step's first rejection)."""
     tokens = time_ms = steps = forwards = 0.0
+    # The predictor a stop rule reads learns (if ``online``) from each verify.
+    learner = policy.predict if isinstance(policy, (Rule, Threshold)) else None
+    if learner is not None:
+        learner.reset()
     for r in rows:
         hist = History(decay, prior)
         t, n = 0, len(r["p"])
@@ -224,8 +342,12 @@ def replay(rows: list[dict[str, list]], policy, verify_ms: float, draft_ms: floa
             run = accepted_run(acc, t, drafted)
             for j in range(t, t + min(run + 1, drafted)):
                 if record is not None:
-                    record.append((r["p"][j], r["p2"][j], h0, acc[j]))
+                    record.append((r["p"][j], r["p2"][j], h0, acc[j], j - t))
+                if learner is not None:
+                    learner.observe(r["p"][j], acc[j], j - t)
                 hist.update(acc[j])
+            if learner is not None:
+                learner.end_step()
             tokens += min(run + 1, n - t)
             time_ms += verify_ms + drafted * draft_ms
             steps += 1
@@ -286,12 +408,21 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--cap", type=int, default=4, help="K, the most drafts a step")
     ap.add_argument("--history-decay", type=float, default=0.8,
                     help="weight of the old value in the request's recent acceptance")
+    ap.add_argument("--online-weight", type=float, default=20.0,
+                    help="pseudo-drafts at zero bias in each bin of the online predictor")
+    ap.add_argument("--online-decay", type=float, default=1.0,
+                    help="weight a draft keeps in the online predictor's sums at each "
+                         "newer draft of its bin (1: never forgets)")
     ap.add_argument("--out", type=Path)
     args = ap.parse_args(argv)
     if args.cap < 1:
         raise SystemExit("trace_stop_sim: --cap must be >= 1")
     if not 0 <= args.history_decay < 1:
         raise SystemExit("trace_stop_sim: --history-decay must be in [0, 1)")
+    if args.online_weight <= 0:
+        raise SystemExit("trace_stop_sim: --online-weight must be > 0")
+    if not 0 < args.online_decay <= 1:
+        raise SystemExit("trace_stop_sim: --online-decay must be in (0, 1]")
     v, d = next(iter(parse_costs(args.costs).values()))
     tune, test = load_trace(args.tune), load_trace(args.test)
     decay = args.history_decay
@@ -299,7 +430,9 @@ def main(argv: list[str]) -> int:
     prior = sum(s[3] for s in fit_samples) / len(fit_samples)
     fit_samples = samples_of(tune, decay, prior, args.cap)
     test_samples = samples_of(test, decay, prior, args.cap)
-    preds = {k: Predictor(k).fit(fit_samples) for k in PREDICTORS}
+    preds = {k: make_predictor(k, args.cap, args.online_weight,
+                               args.online_decay).fit(fit_samples)
+             for k in PREDICTORS}
 
     def run(rows, policy):
         return replay(rows, policy, v, d, args.cap, decay, prior)
@@ -307,6 +440,8 @@ def main(argv: list[str]) -> int:
     grid = [a / 100 for a in range(2, 100, 2)]
     result: dict = {"tune": str(args.tune), "test": str(args.test), "verify_ms": v,
                     "draft_ms": d, "cap": args.cap, "history_decay": decay,
+                    "online_weight": args.online_weight,
+                    "online_decay": args.online_decay,
                     "prior": prior, "predictors": {}, "splits": {}}
     for k, pred in preds.items():
         result["predictors"][k] = {"tune": score(pred, fit_samples),

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -107,7 +108,7 @@ def test_the_cli_reports_every_policy_on_both_splits(tmp_path):
     data = json.loads(out.read_text())
     for split in ("test", "tune"):
         ratios = data["splits"][split]["vs_best_sd"]
-        assert {"sd1", "sd2", "sd3", "oracle", "rule-raw", "thr-history"} <= set(ratios)
+        assert {"sd1", "sd2", "sd3", "oracle", "rule-raw", "thr-history", "rule-online"} <= set(ratios)
         # No stop beats the oracle at the same cap.
         assert max(ratios.values()) == pytest.approx(ratios["oracle"])
     assert data["splits"]["tune"]["vs_best_sd"][f"sd{data['best_sd_k_on_tune']}"] == 1.0
@@ -140,3 +141,82 @@ def test_the_per_request_oracle_gives_each_request_its_best_k():
     assert got["tokens_per_ms"] == pytest.approx(16 / (18 + 40))
     assert got["steps"] == 11
     assert got["tokens_per_ms"] > max(run(rows, k)["tokens_per_ms"] for k in (1, 2))
+
+
+def test_the_online_predictor_starts_at_p_and_learns_each_bins_bias():
+    online = sim.Predictor("online", online_weight=4.0)
+    assert online(0.35, 0.1, 0.5) == 0.35  # cold: the raw confidence
+    for _ in range(12):  # bin 3 accepts every time: bias +0.65 a draft
+        online.observe(0.35, 1)
+    # 12 x 0.65 over 12 + 4 pseudo-drafts; p's within-bin value is kept.
+    assert online(0.35, 0.1, 0.5) == pytest.approx(0.35 + 7.8 / 16)
+    assert online(0.31, 0.1, 0.5) == pytest.approx(0.31 + 7.8 / 16)
+    assert online(0.75, 0.1, 0.5) == 0.75  # another bin has learnt nothing
+    assert online(0.39, 0.1, 0.5) <= 1.0
+    online.reset()
+    assert online(0.35, 0.1, 0.5) == 0.35
+    # Forgetting: with decay 0.5 only the last few outcomes count.
+    fading = sim.Predictor("online", online_weight=1.0, online_decay=0.5)
+    for a in [1] * 20 + [0] * 20:
+        fading.observe(0.55, a)
+    assert fading(0.55, 0.1, 0.5) == pytest.approx(0.55 - 0.55 * 2 / 3, abs=1e-4)
+    # The fitted kinds ignore what they observe.
+    cal = sim.Predictor("calibrated").fit([(0.35, 0.1, 0.5, 0)] * 30)
+    cal.observe(0.35, 1)
+    assert cal(0.35, 0.1, 0.5) == 0.0
+
+
+def test_a_rule_on_the_online_predictor_learns_within_a_replay_and_starts_cold():
+    # p says 0.2 everywhere but every draft is accepted: the raw rule stops
+    # after one draft; the online one learns the bias and drafts to the cap.
+    rows = [_row([1] * 40, p=[0.25] * 40)]
+    raw = sim.replay(rows, sim.Rule(sim.Predictor("raw"), 4.0, 1.0), 4.0, 1.0, 4, 0.8, 0.5)
+    online = sim.Predictor("online", online_weight=2.0)
+    rule = sim.Rule(online, 4.0, 1.0)
+    first = sim.replay(rows, rule, 4.0, 1.0, 4, 0.8, 0.5)
+    assert raw["draft_forwards_per_step"] == 1.0
+    assert first["draft_forwards_per_step"] > 3.0
+    assert first["tokens_per_ms"] > raw["tokens_per_ms"]
+    # Each replay starts cold: the same result twice.
+    assert sim.replay(rows, rule, 4.0, 1.0, 4, 0.8, 0.5) == first
+
+
+def _sigmoid(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def test_the_logistic_estimator_starts_at_vllms_cold_coefficients():
+    est = sim.make_predictor("logistic", 3)
+    for p in (0.1, 0.5, 0.9):
+        want = _sigmoid(0.5 * np.log(p / (1 - p)) - 0.2)
+        assert est(p, 0.0, 0.0, 0) == pytest.approx(want)
+    # Positions past the cap read the last intercept; nothing moves before a refit.
+    est.observe(0.9, 1, 0)
+    for _ in range(sim.LogisticEstimator.REFIT_INTERVAL - 1):
+        est.end_step()
+    assert est(0.9, 0.0, 0.0, 5) == pytest.approx(_sigmoid(0.5 * np.log(9) - 0.2))
+
+
+def test_a_refit_is_the_newton_step_of_the_normal_equations():
+    rng = np.random.default_rng(0)
+    est = sim.make_predictor("logistic", 2)
+    est.DAMPING = 0.0  # undamped: the arrowhead solve is the plain Newton step
+    rows = []
+    for _ in range(400):
+        p, k = rng.uniform(0.05, 0.95), int(rng.integers(0, 2))
+        a = int(rng.random() < p ** 0.5)  # under-confident drafter
+        rows.append((p, k, a))
+        est.observe(p, a, k)
+    for _ in range(sim.LogisticEstimator.REFIT_INTERVAL):
+        est.end_step()
+    # The same step by numpy: design [f, e_k], weights p(1-p), ridge L2.
+    f = np.array([np.log(p / (1 - p)) for p, _, _ in rows])
+    x = np.column_stack([f] + [[k == j for _, k, _ in rows] for j in range(2)]).astype(float)
+    pred = _sigmoid(0.5 * f - 0.2)
+    y = np.array([a for _, _, a in rows], float)
+    h = x.T @ (x * (pred * (1 - pred))[:, None]) + 1e-3 * np.eye(3)
+    step = np.linalg.solve(h, x.T @ (y - pred))
+    assert est.w == pytest.approx(0.5 + step[0], rel=1e-6)
+    assert est.b == pytest.approx(list(-0.2 + step[1:]), rel=1e-6)
+    est.reset()
+    assert (est.w, est.b) == (0.5, [-0.2, -0.2])
