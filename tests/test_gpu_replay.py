@@ -3,7 +3,7 @@ results (DSL_GPU_REPLAY, tests/gpu/conftest.py), so that a change to those tests
 or to the helpers they share (gpu_groups.py, near_ties.py, engine_worker.py's
 constants) that breaks them fails scripts/fastcheck.sh, not the next GPU session.
 
-Each replayed run has ``replay-expected.txt`` beside its ``raw.tgz``: one line
+Each replayed run has ``replay-expected.txt`` beside its ``raw.tar.xz``: one line
 per test, ``OUTCOME<TAB>test id[<TAB>text its failure message contains]``. A run
 recorded before the suite checked something new fails those tests for that
 reason (the expected file says which and why); every other test must pass, and
@@ -27,27 +27,27 @@ RESULTS = ROOT / "tests" / "gpu" / "results"
 MODULES = ["test_dsl_greedy.py", "test_dsl_stress.py", "test_dsl_eagle.py"]
 # Committed runs with raw results: folder, archive, folder inside the archive.
 RUNS = [
-    ("2026-12-01-h200-s9", "raw.tgz", "gpu-raw"),
-    ("2026-12-02-h200-s12", "raw.tgz", "raw"),
-    ("2026-12-02-h200-s13", "raw.tgz", "raw"),
-    ("2026-12-02-h200-s14", "raw.tgz", "raw"),
-    ("2026-12-02-h200-s15", "raw.tgz", "raw"),
-    ("2026-12-02-h200-s16", "raw.tgz", "raw"),
-    ("2026-12-02-h200-s17", "raw.tgz", "raw"),
-    ("2026-12-04-h200-s24", "raw.tgz", "raw"),
-    ("2026-12-04-h200-s25", "raw.tgz", "raw"),
-    ("2026-12-04-h200-s26-wip", "raw.tgz", "raw"),
-    ("2026-12-04-h200-s28-wip", "raw.tgz", "raw"),
-    ("2026-12-04-h200-s29-wip", "raw.tgz", "raw"),
-    ("2026-12-04-h200-s30-wip", "raw.tgz", "raw"),
-    ("2026-12-04-h200-s31", "raw.tgz", "raw"),
-    ("2026-12-05-h200-s34", "raw.tgz", "raw"),
-    ("2026-12-05-h100-s37", "raw.tgz", "raw"),
-    ("2026-12-05-h200-s40", "raw.tgz", "raw"),
-    ("2026-12-05-h100-s41-wip", "raw.tgz", "raw"),
-    ("2026-12-05-h100-s42-wip", "raw.tgz", "raw"),
-    ("2026-12-06-h100-s44", "raw.tgz", "raw"),
-    ("2026-12-06-h100-s45-cut", "raw.tgz", "raw"),
+    ("2026-12-01-h200-s9", "raw.tar.xz", "gpu-raw"),
+    ("2026-12-02-h200-s12", "raw.tar.xz", "raw"),
+    ("2026-12-02-h200-s13", "raw.tar.xz", "raw"),
+    ("2026-12-02-h200-s14", "raw.tar.xz", "raw"),
+    ("2026-12-02-h200-s15", "raw.tar.xz", "raw"),
+    ("2026-12-02-h200-s16", "raw.tar.xz", "raw"),
+    ("2026-12-02-h200-s17", "raw.tar.xz", "raw"),
+    ("2026-12-04-h200-s24", "raw.tar.xz", "raw"),
+    ("2026-12-04-h200-s25", "raw.tar.xz", "raw"),
+    ("2026-12-04-h200-s26-wip", "raw.tar.xz", "raw"),
+    ("2026-12-04-h200-s28-wip", "raw.tar.xz", "raw"),
+    ("2026-12-04-h200-s29-wip", "raw.tar.xz", "raw"),
+    ("2026-12-04-h200-s30-wip", "raw.tar.xz", "raw"),
+    ("2026-12-04-h200-s31", "raw.tar.xz", "raw"),
+    ("2026-12-05-h200-s34", "raw.tar.xz", "raw"),
+    ("2026-12-05-h100-s37", "raw.tar.xz", "raw"),
+    ("2026-12-05-h200-s40", "raw.tar.xz", "raw"),
+    ("2026-12-05-h100-s41-wip", "raw.tar.xz", "raw"),
+    ("2026-12-05-h100-s42-wip", "raw.tar.xz", "raw"),
+    ("2026-12-06-h100-s44", "raw.tar.xz", "raw"),
+    ("2026-12-06-h100-s45-cut", "raw.tar.xz", "raw"),
 ]
 
 
@@ -120,3 +120,17 @@ def test_default_results_dir_is_outside_the_committed_results():
         ["git", "check-ignore", "-q", str(path.relative_to(ROOT))], cwd=ROOT
     )
     assert ignored.returncode == 0, f"{path} is not ignored by git"
+
+
+def test_committed_raw_results_are_xz():
+    """Every call to the GPU host sends the whole tree: raw results travel as
+    ``raw.tar.xz`` (6-7x smaller than ``.tgz`` on these logs, whose repeats lie
+    further apart than gzip's 32 KB window), and each replayed run has one."""
+    tracked = subprocess.run(
+        ["git", "ls-files", "tests/gpu/results"], cwd=ROOT, capture_output=True,
+        text=True, check=True,
+    ).stdout.split()
+    assert not [f for f in tracked if f.endswith((".tgz", ".tar.gz"))]
+    for run, archive, _ in RUNS:
+        assert archive.endswith(".tar.xz"), run
+        assert f"tests/gpu/results/{run}/{archive}" in tracked, run

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Written in session 45 (issue 29) for the next device session's first long
-# command, after b1..b10 were staged one call each (pack with
-# scripts/pack-offline.sh --all --cap 20MB; check the call with
-# scripts/gpu-host/call-size.sh .gpu-bundles/b11 .gpu-bundles/prompts
-# .gpu-bundles/intree: 64.74 MB as sent in session 45). Carry the last chunk
-# (CHUNK, default .gpu-bundles/b11), .gpu-bundles/prompts, .gpu-bundles/intree.
+# command, after b1..b8 were staged one call each (pack with
+# scripts/pack-offline.sh --all --cap 24MB; check the call with
+# scripts/gpu-host/call-size.sh .gpu-bundles/b9 .gpu-bundles/prompts
+# .gpu-bundles/intree: 61.6 MB as sent in session 46). Carry the last chunk
+# (CHUNK, default .gpu-bundles/b9), .gpu-bundles/prompts, .gpu-bundles/intree.
 # Returns in ~60 s; the rest runs in its own process sessions:
 #   1. the last chunk, check, host.txt (stage-last.sh);
 #   2. the proxies' chain and, beside it, the GPU suite's tests session 45's cut
@@ -33,7 +33,7 @@
 #   python3 benchmarks/verdict.py --dsl-arm dsl8 --out verdict-dsl8.json proxies=abab.json.gz
 set -uo pipefail
 R=/tmp/s46; mkdir -p "$R"
-root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b11}") || exit 1
+root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b9}") || exit 1
 source "$root/env.sh"
 M=$root/models
 # No spaces inside the -k expression: suite.sh splits PYTEST_ARGS on them.
