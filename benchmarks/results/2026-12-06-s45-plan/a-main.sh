@@ -26,11 +26,16 @@
 #      2, 4 (CONC). --rotate-prompts, 1 warm + 8 ABBA rounds, one wave of
 #      256-token requests a round (4 requests at c < 4), prefix caching off, the
 #      DSL engines started alone.
-# An H100 holds three of these engines (~22 GiB each): there, ARMS=sd2,dsl4,dsl8
-# (not the verdict's card: the cap's question only).
+# An H100 holds three of these engines (~22 GiB each). There (a GPU of < 100 GB,
+# ARMS unset; session 46's change) two A/Bs run one after the other, arms fixed
+# here in advance: s46p sd2,dsl4,dsl8 at c = 1 (the cap's question), then s46q
+# sd2,sd3,dsl8 at 64,8,16,32,2,4 (cap 8 against SD's two best Ks of sessions
+# 29-34 where the load is high; dsl4 there is sessions 31/34's): one verdict
+# for dsl8 at every c, each point's ratio from one run.
 # Then collect.sh (this folder), each call the moment the one before answers.
 #   python3 benchmarks/verdict.py --dsl-arm dsl4 --out verdict.json proxies=abab.json.gz
 #   python3 benchmarks/verdict.py --dsl-arm dsl8 --out verdict-dsl8.json proxies=abab.json.gz
+# (on an H100: dsl4 and dsl8 on s46p's abab.json.gz, dsl8 on s46q's.)
 set -uo pipefail
 R=/tmp/s46; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b9}") || exit 1
@@ -40,13 +45,28 @@ M=$root/models
 SUITE_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores) -k (piecewise)or(eagle)or(exiting_often)or(every_scheduled_slot)" \
   SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
-GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go AB_WAIT_S=900 \
-  bash scripts/gpu-host/ab-start.sh s46p -- --models "$M" \
-  --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency "${CONC:-1,64,8,16,32,2,4}" \
-  --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 --rotate-prompts \
-  --engine "$E" --out abab.json --arms "${ARMS:-sd2,sd3,target,dsl4,dsl8}" \
-  --rounds "${ROUNDS:-8}" --warm-rounds 1 --dsl-starts-alone \
-  > "$R/ab-start.log" 2>&1 || { cat "$R/ab-start.log"; exit 1; }
+gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n 1)
+if [[ -z "${ARMS:-}" ]] && (( ${gpu_mib:-0} < 100000 )); then
+  ab_runs=("s46p sd2,dsl4,dsl8 1" "s46q sd2,sd3,dsl8 64,8,16,32,2,4")
+else
+  ab_runs=("s46p ${ARMS:-sd2,sd3,target,dsl4,dsl8} ${CONC:-1,64,8,16,32,2,4}")
+fi
+echo "GPU memory ${gpu_mib:-?} MiB: A/Bs ${ab_runs[*]}" | tee "$R/ab-plan.txt"
+wait_file=$R/go wait_s=900
+for ab in "${ab_runs[@]}"; do
+  read -r name arms conc <<< "$ab"
+  GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$wait_file AB_WAIT_S=$wait_s \
+    bash scripts/gpu-host/ab-start.sh "$name" -- --models "$M" \
+    --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency "$conc" \
+    --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 --rotate-prompts \
+    --engine "$E" --out abab.json --arms "$arms" \
+    --rounds "${ROUNDS:-8}" --warm-rounds 1 --dsl-starts-alone \
+    > "$R/ab-start-$name.log" 2>&1 || { cat "$R/ab-start-$name.log"; exit 1; }
+  # The next A/B starts once this one has ended and its engines left the GPU.
+  wait_file=$R/go-after-$name wait_s=1500
+  setsid bash scripts/gpu-host/go-when-quiet.sh "$wait_file" --after "/tmp/ab/$name/rc" \
+    --max-wait 120 < /dev/null > /dev/null 2>&1 &
+done
 sleep 20
 tar czf "$OUT/a.tgz" -C /tmp s46
-echo "started: proxies chain, suite subset, A/B s46p queued on $R/go"
+echo "started: proxies chain, suite subset, A/Bs queued on $R/go: $(cat "$R/ab-plan.txt")"

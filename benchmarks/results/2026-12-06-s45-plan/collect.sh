@@ -6,8 +6,10 @@
 # default (WAIT 280 s) and returns as soon as there is something new:
 #   - until the suite's part has ended (/tmp/s46/after.done): waits for it,
 #     then returns /tmp/s46 (a.tgz: host, chain logs, the suite's results);
-#   - after that: waits for the A/B s46p up to what is left of WAIT and
-#     returns what it has (s46p.tgz; abab.json is written after every point).
+#   - after that: waits for the A/B s46p (on an H100 then s46q) up to what is
+#     left of WAIT and returns what it has (s46p.tgz, s46q.tgz; abab.json is
+#     written after every point); an A/B returned once it had ended is not
+#     returned again.
 set -uo pipefail
 T0=$(date +%s); W=${WAIT:-280}; R=/tmp/s46
 left() { echo $(( W - ($(date +%s) - T0) )); }
@@ -23,7 +25,13 @@ if [[ ! -f $R/.suite-sent ]]; then
   exit 0
 fi
 state
-if [[ -d /tmp/ab/s46p ]] && (( $(left) > 5 )); then
-  bash scripts/gpu-host/ab-collect.sh s46p --wait "$(left)" 2>&1 | grep -v INFO | tail -n 25
-fi
+# The first A/B not yet returned in full (an H100 runs s46p, then s46q).
+for name in s46p s46q; do
+  [[ -d /tmp/ab/$name ]] || continue
+  [[ -f $R/.$name-sent ]] && continue
+  (( $(left) > 5 )) || break
+  bash scripts/gpu-host/ab-collect.sh "$name" --wait "$(left)" 2>&1 | grep -v INFO | tail -n 25
+  [[ -f /tmp/ab/$name/rc ]] && touch "$R/.$name-sent"
+  break
+done
 true
