@@ -7,11 +7,11 @@
 # (CHUNK, default .gpu-bundles/b9), .gpu-bundles/prompts, .gpu-bundles/intree.
 # Returns in ~60 s; the rest runs in its own process sessions:
 #   1. the last chunk, check, host.txt (stage-last.sh);
-#   2. the proxies' chain and, beside it, the GPU suite's tests session 45's cut
-#      run did not reach on the 41-patch series (V1 with piecewise graphs, the
-#      EAGLE / EAGLE3 groups: 14 tests, `-k` below; tests/gpu/results/
-#      2026-12-06-h100-s45-cut/), then the kernel files and the in-tree CUDA
-#      tests (beside-proxies.sh); go once all ended and the GPU is quiet;
+#   2. the proxies' chain and, beside it, the GPU suite's engine groups on the
+#      42-patch series (session 45's cut run did not reach V1 with piecewise
+#      graphs and the EAGLE / EAGLE3 groups on 0041; 0042 is new), then the
+#      kernel files and the in-tree CUDA tests (beside-proxies.sh); go once all
+#      ended and the GPU is quiet;
 #   3. the A/B s46p, arms fixed in advance (ARMS):
 #        sd2, sd3   SD at K = 2 (best at every c in sessions 29-34) and 3;
 #        target     speculation off;
@@ -41,8 +41,11 @@ R=/tmp/s46; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b9}") || exit 1
 source "$root/env.sh"
 M=$root/models
-# No spaces inside the -k expression: suite.sh splits PYTEST_ARGS on them.
-SUITE_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores) -k (piecewise)or(eagle)or(exiting_often)or(every_scheduled_slot)" \
+# Every engine group (session 46's 0042 changes host code each engine step
+# runs; session 45's cut run reached 44 of 58 tests on 0041). SUITE_K narrows
+# it (no spaces: suite.sh splits PYTEST_ARGS on them), e.g. session 45's
+# subset "(piecewise)or(eagle)or(exiting_often)or(every_scheduled_slot)".
+SUITE_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores)${SUITE_K:+ -k $SUITE_K}" \
   SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R" || exit 1
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n 1)
