@@ -167,7 +167,7 @@ def test_the_online_predictor_starts_at_p_and_learns_each_bins_bias():
 
 
 def test_a_rule_on_the_online_predictor_learns_within_a_replay_and_starts_cold():
-    # p says 0.2 everywhere but every draft is accepted: the raw rule stops
+    # p says 0.25 everywhere but every draft is accepted: the raw rule stops
     # after one draft; the online one learns the bias and drafts to the cap.
     rows = [_row([1] * 40, p=[0.25] * 40)]
     raw = sim.replay(rows, sim.Rule(sim.Predictor("raw"), 4.0, 1.0), 4.0, 1.0, 4, 0.8, 0.5)
