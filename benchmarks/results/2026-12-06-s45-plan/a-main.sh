@@ -55,9 +55,15 @@ else
   ab_runs=("s46p ${ARMS:-sd2,sd3,target,dsl4,dsl8} ${CONC:-1,64,8,16,32,2,4}")
 fi
 echo "GPU memory ${gpu_mib:-?} MiB: A/Bs ${ab_runs[*]}" | tee "$R/ab-plan.txt"
-wait_file=$R/go wait_s=900
+wait_file=$R/go wait_s=900 prev=""
 for ab in "${ab_runs[@]}"; do
   read -r name arms conc <<< "$ab"
+  if [[ -n $prev ]]; then
+    # This A/B starts once the one before has ended and its engines left the GPU.
+    wait_file=$R/go-after-$prev wait_s=1500
+    setsid bash scripts/gpu-host/go-when-quiet.sh "$wait_file" --after "/tmp/ab/$prev/rc" \
+      --max-wait 120 < /dev/null > /dev/null 2>&1 &
+  fi
   GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$wait_file AB_WAIT_S=$wait_s \
     bash scripts/gpu-host/ab-start.sh "$name" -- --models "$M" \
     --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency "$conc" \
@@ -65,10 +71,7 @@ for ab in "${ab_runs[@]}"; do
     --engine "$E" --out abab.json --arms "$arms" \
     --rounds "${ROUNDS:-8}" --warm-rounds 1 --dsl-starts-alone \
     > "$R/ab-start-$name.log" 2>&1 || { cat "$R/ab-start-$name.log"; exit 1; }
-  # The next A/B starts once this one has ended and its engines left the GPU.
-  wait_file=$R/go-after-$name wait_s=1500
-  setsid bash scripts/gpu-host/go-when-quiet.sh "$wait_file" --after "/tmp/ab/$name/rc" \
-    --max-wait 120 < /dev/null > /dev/null 2>&1 &
+  prev=$name
 done
 sleep 20
 tar czf "$OUT/a.tgz" -C /tmp s46
