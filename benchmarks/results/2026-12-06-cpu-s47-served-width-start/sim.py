@@ -1,0 +1,197 @@
+"""The served width's first rounds at 64 requests, simulated on CPU against
+session 47's H100 A/B (``../2026-12-06-h100-s47/``): how many waves a
+controller takes from its cap to the width SD is best at, and what those
+waves cost a token against SD K=2.
+
+    python sim.py --module A.py [--module B.py ...] [--caps 4,8] [--waves 9] [--seeds 20]
+
+Each ``--module`` is a ``served_width.py`` whose real ``ServedWidthController``
+serves one engine's life (loaded as ``benchmarks/sim_served_width.py``
+does). The life is the A/B's at ``c = 64``: waves of 64 requests of 256
+tokens (``--rotate-prompts``, one wave a round), the first step of a wave
+carrying the prompts. A request's draft ``i`` is accepted with ``p`` if every
+draft before it was, ``p`` growing over the request's life from ``U(0.3,
+0.6)`` by 0.25 at its last token (session 47's SD K=2 got 1.75 tokens a step
+in a request's first tenth and 2.20 in its last). DSL's loop drafts for the
+whole batch while the mean chance that a request's drafts so far were all
+accepted is at least 0.2 (one decision for the batch), at most the width
+placed; SD K drafts K. A step's time, as the engine's outputs are timed
+(under async scheduling the loop that drafted what a step verifies runs
+within that step's period): ``V0(B) + S(B) * width + D(B) * forwards`` with
+3% log-normal noise, ``B`` requests, fitted to the H100's served steps:
+``D`` 1.22 ms at one request and 1.80 at 64 (the engine's log), ``S`` 0.10
+and 0.53 ms (the same), ``V0 + 2 S + 2 D`` 8.76 and 11.82 ms (SD K=2's median
+steps at ``c = 1`` and 64), linear in ``B`` between.
+
+Printed per module and cap: TPOT against SD K=2's in the same life's
+arrival pattern per wave (mean over seeds; the A/B's first wave is its
+warm round), the waves until the batch size of 64 first places 2, and its
+moves.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from sim_served_width import load  # noqa: E402
+
+SIZES = (1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64)
+N = 64
+MAX_TOKENS = 256
+
+
+def step_ms(b: int, width: int, forwards: int) -> float:
+    x = b / N
+    d = 1.22 + 0.58 * x
+    s = 0.10 + 0.43 * x
+    v0 = 6.1 + 1.04 * x
+    return v0 + s * width + d * forwards
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now / 1e3  # the controller reads seconds
+
+
+def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
+    """One engine's life; ``fixed``: SD at that K (no controller). Returns
+    per wave the mean TPOT (ms) and the moves of the batch size of 64."""
+    rng = random.Random(seed)
+    clock = _Clock()
+    ctl = None
+    moves: list[tuple[int, int, int]] = []
+    if fixed is None:
+        ctl = module.ServedWidthController(list(SIZES), N, cap, clock=clock)
+        move = ctl._move
+
+        def on_move(size, width, *a, **k):
+            moves.append((size.rows, size.width, width))
+            return move(size, width, *a, **k)
+
+        ctl._move = on_move
+        forget = ctl._forget
+
+        def on_forget(size, shift):
+            moves.append((size.rows, size.width, "forget"))
+            return forget(size, shift)
+
+        ctl._forget = on_forget
+    out = []
+    steps = 0
+    first_two = None
+    for wave in range(waves):
+        wrng = random.Random(1000 * seed + wave)  # the same requests for every arm
+        reqs = [{"b": wrng.uniform(0.3, 0.6), "n": 0, "t0": None, "t1": None,
+                 "prompt": True} for _ in range(N)]
+        active = list(reqs)
+        drafted = None  # forwards of the loop whose drafts the next step verifies
+        width_next = ctl.width(len(active)) if ctl else fixed
+        while active:
+            b = len(active)
+            width = width_next
+            if ctl and 64 in [s for s in SIZES if s >= b][:1] and width == 2 and first_two is None:
+                first_two = wave
+            verified = width if drafted is None else min(drafted, width)
+            tokens = full = 0
+            decode_only = not any(r["prompt"] for r in active)
+            for r in active:
+                got = 1
+                if r["prompt"]:
+                    r["prompt"] = False
+                else:
+                    p = min(0.95, r["b"] + 0.25 * r["n"] / MAX_TOKENS)
+                    acc = 0
+                    while acc < verified and rng.random() < p:
+                        acc += 1
+                    got += acc
+                    full += acc == width
+                got = min(got, MAX_TOKENS - r["n"])
+                r["n"] += got
+                tokens += got
+            behind = width if drafted is None else drafted
+            clock.now += step_ms(b, width, behind) * rng.lognormvariate(0, 0.03)
+            steps += 1
+            for r in active:
+                if r["t0"] is None:
+                    r["t0"] = clock.now
+                if r["n"] >= MAX_TOKENS:
+                    r["t1"] = clock.now
+            still = [r for r in active if r["n"] < MAX_TOKENS]
+            # The loop drafting for the next step (batch rule; SD drafts K).
+            if fixed is not None:
+                forwards = fixed
+            else:
+                forwards = 1
+                ps = [min(0.95, r["b"] + 0.25 * r["n"] / MAX_TOKENS) * rng.uniform(0.85, 1.15)
+                      for r in still] or [0.0]
+                chance = list(ps)
+                while forwards < width_next_guess(ctl, still, width):
+                    chance = [c * q for c, q in zip(chance, ps)]
+                    if statistics.fmean(chance) < 0.2:
+                        break
+                    forwards += 1
+            if still and ctl:
+                width_next = ctl.width(len(still))
+                forwards = min(forwards, width_next)
+            elif still:
+                width_next = fixed
+            if ctl:
+                ctl.observe_step(b, decode_only, tokens / b,
+                                 drafted if decode_only else None,
+                                 full / b if decode_only else None)
+            drafted = forwards
+            active = still
+        tp = [(r["t1"] - r["t0"]) / (MAX_TOKENS - 1) for r in reqs]
+        out.append(statistics.fmean(tp))
+    return out, [m for m in moves if m[0] == 64], first_two
+
+
+def width_next_guess(ctl, still, width):
+    # The loop runs before the next step's width is placed; it drafts up to
+    # the width the controller places for the next step, bounded here by
+    # the cap (the placed width cuts it after).
+    return ctl.num_spec_tokens if ctl else width
+
+
+def main(argv=None) -> str:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--module", type=Path, action="append", required=True)
+    ap.add_argument("--caps", default="4,8")
+    ap.add_argument("--waves", type=int, default=9)
+    ap.add_argument("--seeds", type=int, default=20)
+    args = ap.parse_args(argv)
+    caps = [int(c) for c in args.caps.split(",")]
+    base = [life(None, None, 2, args.waves, s)[0] for s in range(args.seeds)]
+    lines = [f"{args.seeds} seeds, {args.waves} waves of {N}; TPOT / SD K=2's per wave (> 1: slower), "
+             "wave 1 is the A/B's warm round"]
+    for path in args.module:
+        module = load(path)
+        for cap in caps:
+            ratios = [[] for _ in range(args.waves)]
+            firsts, allmoves = [], []
+            for s in range(args.seeds):
+                t, moves, first_two = life(module, cap, None, args.waves, s)
+                for w in range(args.waves):
+                    ratios[w].append(t[w] / base[s][w])
+                firsts.append(first_two)
+                allmoves.append(moves)
+            per_wave = " ".join(f"{statistics.fmean(r):.3f}" for r in ratios)
+            measured = statistics.fmean(statistics.fmean(r) for r in ratios[1:])
+            reached = [f for f in firsts if f is not None]
+            lines.append(
+                f"{path.name} cap {cap}: {per_wave} | waves 2-{args.waves} {measured:.3f}; "
+                f"64 first at 2 in wave {statistics.median(reached) + 1 if reached else '-'} "
+                f"({len(reached)}/{args.seeds} lives); seed 0's moves and forgets at 64: {allmoves[0]}")
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(main())
