@@ -382,7 +382,9 @@ class HostTimer:
 class ServedKeepsWidth:
     def dsl_served_keeps_width(self) -> bool:
         """True once the engine core's served width rule keeps a batch
-        size's width when it forgets its evidence; False if it already did."""
+        size's width when it forgets its evidence; False if it already did.
+        Since patch 0043 the series keeps it too where no other batch size
+        has settled (it borrows a settled one's width where one has)."""
         from vllm.v1.spec_decode.dynamic import served_width
 
         cls = served_width.ServedWidthController
