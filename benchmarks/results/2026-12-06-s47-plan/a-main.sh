@@ -8,13 +8,13 @@
 # Returns in ~40 s; the rest runs in its own process sessions:
 #   1. the last chunk, check, host.txt (stage-last.sh);
 #   2. the proxies' chain and, beside it, the GPU suite's engine groups on the
-#      43-patch series (0043 changes the served width, which every DSL engine
-#      of the suite runs), then the kernel files and the in-tree CUDA tests
+#      44-patch series (0043-0044 change the served width, which every DSL
+#      engine of the suite runs), then the kernel files and the in-tree CUDA tests
 #      (beside-proxies.sh); go once all ended and the GPU is quiet;
 #   3. the A/Bs, arms fixed in advance (session 47), each engine cold:
 #      c = 64 first, where session 47's H100 saw the served width take three
 #      rounds down from cap 8 (dsl8 0.67-0.75x SD K=2 in those rounds; dsl4's
-#      first round 0.968), which 0043 should end within the warm round
+#      first round 0.968), which 0043-0044 should shorten to one or two rounds
 #      (../2026-12-06-cpu-s47-served-width-start/); then 8 and 1.
 #        sd2, sd3   SD at K = 2 (best at every c since session 29) and 3;
 #        target     speculation off (H200 only: five engines);
@@ -38,7 +38,7 @@ R=/tmp/s48; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b9}") || exit 1
 source "$root/env.sh"
 M=$root/models
-# Every engine group (0043 changes the served width each DSL engine runs).
+# Every engine group (0043-0044 change the served width each DSL engine runs).
 # SUITE_K narrows it (no spaces: suite.sh splits PYTEST_ARGS on them), e.g.
 # session 45's subset "(piecewise)or(eagle)or(exiting_often)or(every_scheduled_slot)".
 SUITE_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores)${SUITE_K:+ -k $SUITE_K}" \
