@@ -49,6 +49,7 @@ SIZES = (1, 2, 4, 8, 16, 24, 32, 40, 48, 56, 64)
 # 1-5 drafted by 99%, 62%, 24% and 1.8% of the drafts, none further).
 MEASURED = (0.01, 0.37, 0.38, 0.222, 0.018)
 LOOP = "rule"
+SHARES = False
 N = 64
 MAX_TOKENS = 256
 
@@ -109,6 +110,7 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
                 first_two = wave
             verified = width if drafted is None else min(drafted, width)
             tokens = full = 0
+            accs = []
             decode_only = not any(r["prompt"] for r in active)
             for r in active:
                 got = 1
@@ -120,6 +122,7 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
                     while acc < verified and rng.random() < p:
                         acc += 1
                     got += acc
+                    accs.append(acc)
                     full += acc == width
                 got = min(got, MAX_TOKENS - r["n"])
                 r["n"] += got
@@ -156,9 +159,15 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
             elif still:
                 width_next = fixed
             if ctl:
+                kwargs = {}
+                if SHARES and decode_only:
+                    hist = [0] * (ctl.num_spec_tokens + 1)
+                    for a in accs:
+                        hist[a] += 1
+                    kwargs["accepted_shares"] = [h / b for h in hist]
                 ctl.observe_step(b, decode_only, tokens / b,
                                  drafted if decode_only else None,
-                                 full / b if decode_only else None)
+                                 full / b if decode_only else None, **kwargs)
             drafted = forwards
             active = still
         tp = [(r["t1"] - r["t0"]) / (MAX_TOKENS - 1) for r in reqs]
