@@ -25,11 +25,6 @@ for loop in ("measured", "rule"):
         sim.SHARES = shares
         m = sim.load(Path(f"/tmp/sw_{name}.py"))
         for cap in (4, 8):
-            base = [sim.life(None, None, 2, 6, s)[0] for s in range(30)]
-            rs = [[] for _ in range(6)]
-            for s in range(30):
-                t, mv, _ = sim.life(m, cap, None, 6, s)
-                for w in range(6):
-                    rs[w].append(t[w] / base[s][w])
-            print(loop, name, cap, " ".join(f"{statistics.fmean(r):.3f}" for r in rs),
-                  mv if cap == 4 else "")
+            ratios, lives = sim.ratios_by_wave(m, cap, 6, 30)
+            print(loop, name, cap, " ".join(f"{statistics.fmean(r):.3f}" for r in ratios),
+                  lives[-1][0] if cap == 4 else "")

@@ -6,26 +6,28 @@ measured, 0044's controller (``/tmp/sw_0044.py``, as ``sim.sh`` writes it),
 
     python seed_prior.py
 """
-import sys; sys.path.insert(0, "."); sys.argv=["x"]
-import sim, statistics
+import statistics
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import sim  # noqa: E402
+
 sim.LOOP = "measured"
-m = sim.load(Path("/tmp/sw_0044.py"))
-orig_init = m.ServedWidthController.__init__
-FACTOR = 0.0
-def init(self, sizes, max_num_reqs, cap, clock=None):
-    orig_init(self, sizes, max_num_reqs, cap, clock=clock)
-    if FACTOR > 0:
-        for st in self._state:
-            x = st.rows / 64
-            st.last_draft_step = FACTOR * (1.22 + 0.58 * x) / 1e3
-m.ServedWidthController.__init__ = init
-for f in (0.0, 0.75, 1.0):
-    FACTOR = f
+module = sim.load(Path("/tmp/sw_0044.py"))
+init = module.ServedWidthController.__init__
+factor = 0.0
+
+
+def init_with_prior(self, sizes, max_num_reqs, cap, clock=None):
+    init(self, sizes, max_num_reqs, cap, clock=clock)
+    if factor > 0:
+        for size in self._state:
+            size.last_draft_step = factor * (1.22 + 0.58 * size.rows / sim.N) / 1e3
+
+
+module.ServedWidthController.__init__ = init_with_prior
+for factor in (0.0, 0.75, 1.0):
     for cap in (4, 8):
-        base = [sim.life(None, None, 2, 5, s)[0] for s in range(20)]
-        rs = [[], [], [], [], []]
-        for s in range(20):
-            t, _, _ = sim.life(m, cap, None, 5, s)
-            for w in range(5): rs[w].append(t[w] / base[s][w])
-        print(f, cap, " ".join(f"{statistics.fmean(r):.3f}" for r in rs))
+        ratios, _ = sim.ratios_by_wave(module, cap, 5, 20)
+        print(factor, cap, " ".join(f"{statistics.fmean(r):.3f}" for r in ratios))

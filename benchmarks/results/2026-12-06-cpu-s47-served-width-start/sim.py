@@ -94,7 +94,6 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
 
         ctl._forget = on_forget
     out = []
-    steps = 0
     first_two = None
     for wave in range(waves):
         wrng = random.Random(1000 * seed + wave)  # the same requests for every arm
@@ -106,7 +105,8 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
         while active:
             b = len(active)
             width = width_next
-            if ctl and 64 in [s for s in SIZES if s >= b][:1] and width == 2 and first_two is None:
+            # b requests are padded to 64 (the batch size of 64's steps).
+            if ctl and b > SIZES[-2] and width == 2 and first_two is None:
                 first_two = wave
             verified = width if drafted is None else min(drafted, width)
             tokens = full = 0
@@ -129,30 +129,21 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
                 tokens += got
             behind = width if drafted is None else drafted
             clock.now += step_ms(b, width, behind) * rng.lognormvariate(0, 0.03)
-            steps += 1
             for r in active:
                 if r["t0"] is None:
                     r["t0"] = clock.now
                 if r["n"] >= MAX_TOKENS:
                     r["t1"] = clock.now
             still = [r for r in active if r["n"] < MAX_TOKENS]
-            # The loop drafting for the next step (batch rule; SD drafts K).
+            # The loop drafting for the next step (SD drafts K). It runs
+            # before the next step's width is placed, up to the cap here; the
+            # width placed cuts it below.
             if fixed is not None:
                 forwards = fixed
+            elif LOOP == "measured":
+                forwards = min(rng.choices(range(1, 6), weights=MEASURED)[0], cap)
             else:
-                if LOOP == "measured":
-                    forwards = rng.choices(range(1, 6), weights=MEASURED)[0]
-                    forwards = min(forwards, width_next_guess(ctl, still, width))
-                else:
-                  forwards = 1
-                  ps = [min(0.95, r["b"] + 0.25 * r["n"] / MAX_TOKENS) * rng.uniform(0.85, 1.15)
-                        for r in still] or [0.0]
-                  chance = list(ps)
-                  while forwards < width_next_guess(ctl, still, width):
-                      chance = [c * q for c, q in zip(chance, ps)]
-                      if statistics.fmean(chance) < 0.2:
-                          break
-                      forwards += 1
+                forwards = _rule_forwards(rng, still, cap)
             if still and ctl:
                 width_next = ctl.width(len(still))
                 forwards = min(forwards, width_next)
@@ -175,11 +166,35 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
     return out, [m for m in moves if m[0] == 64], first_two
 
 
-def width_next_guess(ctl, still, width):
-    # The loop runs before the next step's width is placed; it drafts up to
-    # the width the controller places for the next step, bounded here by
-    # the cap (the placed width cuts it after).
-    return ctl.num_spec_tokens if ctl else width
+def _rule_forwards(rng, requests, cap: int) -> int:
+    """The batch rule: on while the mean chance that a request's drafts so
+    far were all accepted is at least 0.2, at most ``cap`` steps."""
+    forwards = 1
+    ps = [min(0.95, r["b"] + 0.25 * r["n"] / MAX_TOKENS) * rng.uniform(0.85, 1.15)
+          for r in requests] or [0.0]
+    chance = list(ps)
+    while forwards < cap:
+        chance = [c * q for c, q in zip(chance, ps)]
+        if statistics.fmean(chance) < 0.2:
+            break
+        forwards += 1
+    return forwards
+
+
+def ratios_by_wave(module, cap: int, waves: int, seeds: int, base=None):
+    """TPOT over SD K=2's on the same requests, a list per wave (one ratio a
+    life), and each life's moves at 64 and first wave at 2. ``base``: SD
+    K=2's TPOTs per life (``life(None, None, 2, ...)``), computed if not given."""
+    if base is None:
+        base = [life(None, None, 2, waves, s)[0] for s in range(seeds)]
+    ratios: list[list[float]] = [[] for _ in range(waves)]
+    lives = []
+    for s in range(seeds):
+        t, moves, first_two = life(module, cap, None, waves, s)
+        for w in range(waves):
+            ratios[w].append(t[w] / base[s][w])
+        lives.append((moves, first_two))
+    return ratios, lives
 
 
 def main(argv=None) -> str:
@@ -199,21 +214,15 @@ def main(argv=None) -> str:
     for path in args.module:
         module = load(path)
         for cap in caps:
-            ratios = [[] for _ in range(args.waves)]
-            firsts, allmoves = [], []
-            for s in range(args.seeds):
-                t, moves, first_two = life(module, cap, None, args.waves, s)
-                for w in range(args.waves):
-                    ratios[w].append(t[w] / base[s][w])
-                firsts.append(first_two)
-                allmoves.append(moves)
+            ratios, lives = ratios_by_wave(module, cap, args.waves, args.seeds, base)
+            firsts = [first_two for _, first_two in lives]
             per_wave = " ".join(f"{statistics.fmean(r):.3f}" for r in ratios)
             measured = statistics.fmean(statistics.fmean(r) for r in ratios[1:])
             reached = [f for f in firsts if f is not None]
             lines.append(
                 f"{path.name} cap {cap}: {per_wave} | waves 2-{args.waves} {measured:.3f}; "
                 f"64 first at 2 in wave {statistics.median(reached) + 1 if reached else '-'} "
-                f"({len(reached)}/{args.seeds} lives); seed 0's moves and forgets at 64: {allmoves[0]}")
+                f"({len(reached)}/{args.seeds} lives); seed 0's moves and forgets at 64: {lives[0][0]}")
     return "\n".join(lines)
 
 
