@@ -36,8 +36,12 @@
 #   python3 benchmarks/verdict.py --dsl-arm dsl4 --out verdict.json proxies=abab.json.gz
 #   python3 benchmarks/verdict.py --dsl-arm dsl8 --out verdict-dsl8.json proxies=abab.json.gz
 # (on an H100: dsl4 and dsl8 on s46p's abab.json.gz, dsl8 on s46q's.)
+# Later plans run this script with their own names and loads (session 47's
+# ../2026-12-06-s47-plan/a-main.sh): PLAN_DIR (default /tmp/s46), PLAN_AB_SPLIT
+# (the A/Bs on a GPU < 100 GB, "NAME ARMS CONC" each, ';' between), PLAN_AB_NAME
+# and PLAN_CONC (the one A/B's name and loads on a larger GPU).
 set -uo pipefail
-R=/tmp/s46; mkdir -p "$R"
+R=${PLAN_DIR:-/tmp/s46}; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b9}") || exit 1
 source "$root/env.sh"
 M=$root/models
@@ -50,9 +54,9 @@ SUITE_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores)${SUITE_K:+ -k $SUI
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n 1)
 if [[ -z "${ARMS:-}" ]] && (( ${gpu_mib:-0} < 100000 )); then
-  ab_runs=("s46p sd2,dsl4,dsl8 1" "s46q sd2,sd3,dsl8 64,8,16,32,2,4")
+  IFS=';' read -ra ab_runs <<< "${PLAN_AB_SPLIT:-s46p sd2,dsl4,dsl8 1;s46q sd2,sd3,dsl8 64,8,16,32,2,4}"
 else
-  ab_runs=("s46p ${ARMS:-sd2,sd3,target,dsl4,dsl8} ${CONC:-1,64,8,16,32,2,4}")
+  ab_runs=("${PLAN_AB_NAME:-s46p} ${ARMS:-sd2,sd3,target,dsl4,dsl8} ${CONC:-${PLAN_CONC:-1,64,8,16,32,2,4}}")
 fi
 echo "GPU memory ${gpu_mib:-?} MiB: A/Bs ${ab_runs[*]}" | tee "$R/ab-plan.txt"
 wait_file=$R/go wait_s=900 prev=""
@@ -74,5 +78,5 @@ for ab in "${ab_runs[@]}"; do
   prev=$name
 done
 sleep 20
-tar czf "$OUT/a.tgz" -C /tmp s46
+tar czf "$OUT/a.tgz" -C "$(dirname "$R")" "$(basename "$R")"
 echo "started: proxies chain, suite subset, A/Bs queued on $R/go: $(cat "$R/ab-plan.txt")"
