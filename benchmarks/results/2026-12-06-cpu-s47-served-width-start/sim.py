@@ -52,6 +52,11 @@ LOOP = "rule"
 SHARES = False
 N = 64
 MAX_TOKENS = 256
+# A request's acceptance: U(P_LO, P_HI) at its first token, GROWTH more at its last.
+P_LO, P_HI, GROWTH = 0.3, 0.6, 0.25
+# A request's length in tokens (drawn from the wave's generator), growth by the
+# share of it served; None: every request MAX_TOKENS.
+LENGTH = None
 
 
 def step_ms(b: int, width: int, forwards: int) -> float:
@@ -72,7 +77,7 @@ class _Clock:
 
 def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
     """One engine's life; ``fixed``: SD at that K (no controller). Returns
-    per wave the mean TPOT (ms) and the moves of the batch size of 64."""
+    per wave the mean TPOT (ms) and the moves of the batch size of ``N``."""
     rng = random.Random(seed)
     clock = _Clock()
     ctl = None
@@ -97,8 +102,9 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
     first_two = None
     for wave in range(waves):
         wrng = random.Random(1000 * seed + wave)  # the same requests for every arm
-        reqs = [{"b": wrng.uniform(0.3, 0.6), "n": 0, "t0": None, "t1": None,
-                 "prompt": True} for _ in range(N)]
+        reqs = [{"b": wrng.uniform(P_LO, P_HI), "n": 0, "t0": None, "t1": None,
+                 "prompt": True, "len": MAX_TOKENS if LENGTH is None else LENGTH(wrng)}
+                for _ in range(N)]
         active = list(reqs)
         drafted = None  # forwards of the loop whose drafts the next step verifies
         width_next = ctl.width(len(active)) if ctl else fixed
@@ -117,14 +123,14 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
                 if r["prompt"]:
                     r["prompt"] = False
                 else:
-                    p = min(0.95, r["b"] + 0.25 * r["n"] / MAX_TOKENS)
+                    p = min(0.95, r["b"] + GROWTH * r["n"] / r["len"])
                     acc = 0
                     while acc < verified and rng.random() < p:
                         acc += 1
                     got += acc
                     accs.append(acc)
                     full += acc == width
-                got = min(got, MAX_TOKENS - r["n"])
+                got = min(got, r["len"] - r["n"])
                 r["n"] += got
                 tokens += got
             behind = width if drafted is None else drafted
@@ -132,9 +138,9 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
             for r in active:
                 if r["t0"] is None:
                     r["t0"] = clock.now
-                if r["n"] >= MAX_TOKENS:
+                if r["n"] >= r["len"]:
                     r["t1"] = clock.now
-            still = [r for r in active if r["n"] < MAX_TOKENS]
+            still = [r for r in active if r["n"] < r["len"]]
             # The loop drafting for the next step (SD drafts K). It runs
             # before the next step's width is placed, up to the cap here; the
             # width placed cuts it below.
@@ -161,16 +167,16 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
                                  full / b if decode_only else None, **kwargs)
             drafted = forwards
             active = still
-        tp = [(r["t1"] - r["t0"]) / (MAX_TOKENS - 1) for r in reqs]
+        tp = [(r["t1"] - r["t0"]) / (r["len"] - 1) for r in reqs]
         out.append(statistics.fmean(tp))
-    return out, [m for m in moves if m[0] == 64], first_two
+    return out, [m for m in moves if m[0] == N], first_two
 
 
 def _rule_forwards(rng, requests, cap: int) -> int:
     """The batch rule: on while the mean chance that a request's drafts so
     far were all accepted is at least 0.2, at most ``cap`` steps."""
     forwards = 1
-    ps = [min(0.95, r["b"] + 0.25 * r["n"] / MAX_TOKENS) * rng.uniform(0.85, 1.15)
+    ps = [min(0.95, r["b"] + GROWTH * r["n"] / r["len"]) * rng.uniform(0.85, 1.15)
           for r in requests] or [0.0]
     chance = list(ps)
     while forwards < cap:
