@@ -54,9 +54,6 @@ N = 64
 MAX_TOKENS = 256
 # A request's acceptance: U(P_LO, P_HI) at its first token, GROWTH more at its last.
 P_LO, P_HI, GROWTH = 0.3, 0.6, 0.25
-# A request's length in tokens (drawn from the wave's generator), growth by the
-# share of it served; None: every request MAX_TOKENS.
-LENGTH = None
 
 
 def step_ms(b: int, width: int, forwards: int) -> float:
@@ -103,8 +100,7 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
     for wave in range(waves):
         wrng = random.Random(1000 * seed + wave)  # the same requests for every arm
         reqs = [{"b": wrng.uniform(P_LO, P_HI), "n": 0, "t0": None, "t1": None,
-                 "prompt": True, "len": MAX_TOKENS if LENGTH is None else LENGTH(wrng)}
-                for _ in range(N)]
+                 "prompt": True} for _ in range(N)]
         active = list(reqs)
         drafted = None  # forwards of the loop whose drafts the next step verifies
         width_next = ctl.width(len(active)) if ctl else fixed
@@ -123,14 +119,14 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
                 if r["prompt"]:
                     r["prompt"] = False
                 else:
-                    p = min(0.95, r["b"] + GROWTH * r["n"] / r["len"])
+                    p = min(0.95, r["b"] + GROWTH * r["n"] / MAX_TOKENS)
                     acc = 0
                     while acc < verified and rng.random() < p:
                         acc += 1
                     got += acc
                     accs.append(acc)
                     full += acc == width
-                got = min(got, r["len"] - r["n"])
+                got = min(got, MAX_TOKENS - r["n"])
                 r["n"] += got
                 tokens += got
             behind = width if drafted is None else drafted
@@ -138,9 +134,9 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
             for r in active:
                 if r["t0"] is None:
                     r["t0"] = clock.now
-                if r["n"] >= r["len"]:
+                if r["n"] >= MAX_TOKENS:
                     r["t1"] = clock.now
-            still = [r for r in active if r["n"] < r["len"]]
+            still = [r for r in active if r["n"] < MAX_TOKENS]
             # The loop drafting for the next step (SD drafts K). It runs
             # before the next step's width is placed, up to the cap here; the
             # width placed cuts it below.
@@ -167,7 +163,7 @@ def life(module, cap: int | None, fixed: int | None, waves: int, seed: int):
                                  full / b if decode_only else None, **kwargs)
             drafted = forwards
             active = still
-        tp = [(r["t1"] - r["t0"]) / (r["len"] - 1) for r in reqs]
+        tp = [(r["t1"] - r["t0"]) / (MAX_TOKENS - 1) for r in reqs]
         out.append(statistics.fmean(tp))
     return out, [m for m in moves if m[0] == N], first_two
 
@@ -176,7 +172,7 @@ def _rule_forwards(rng, requests, cap: int) -> int:
     """The batch rule: on while the mean chance that a request's drafts so
     far were all accepted is at least 0.2, at most ``cap`` steps."""
     forwards = 1
-    ps = [min(0.95, r["b"] + GROWTH * r["n"] / r["len"]) * rng.uniform(0.85, 1.15)
+    ps = [min(0.95, r["b"] + GROWTH * r["n"] / MAX_TOKENS) * rng.uniform(0.85, 1.15)
           for r in requests] or [0.0]
     chance = list(ps)
     while forwards < cap:

@@ -21,8 +21,9 @@ batch rule's loop) with waves of 32 and the s48q engine's numbers:
 
 Printed per module: TPOT over SD K=2's per wave (mean over seeds, the first
 wave is the A/B's warm round), SD K=1's and K=3's for reference, the lives in
-which the batch size of 32 placed 1 draft, the share of its steps at 1, and
-its moves with the units that decided them.
+which the batch size of 32 moved to 1 draft, the share of its steps at each
+width (explored blocks included), and its moves with the units that decided
+them.
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def run(path: Path, waves: int, seeds: int, base) -> list[str]:
     shares = ", ".join(f"{w}: {100 * widths[w] / total:.0f}%" for w in sorted(widths))
     to_1 = collections.Counter(m[3] for m in moves if m[2] == 1)
     lines.append(f"{path.name} cap 4: {per_wave} | waves 2-{waves} {later:.3f}")
-    lines.append(f"  lives that placed 1 at 32 requests: {lives_at_1}/{seeds}; "
+    lines.append(f"  lives that moved 32 requests to 1: {lives_at_1}/{seeds}; "
                  f"steps of 25-32 requests by width: {shares}")
     lines.append(f"  moves to 1 at 32, by the units that decided them: {dict(sorted(to_1.items()))}; "
                  f"all moves at 32: {dict(collections.Counter((m[1], m[2], m[4]) for m in moves))}")
