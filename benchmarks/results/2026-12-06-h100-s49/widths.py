@@ -1,0 +1,98 @@
+"""The draft widths a DSL engine served in an A/B, read from its CUDA graph
+stats (``benchmarks/abab.py`` runs engines with ``cudagraph_metrics``).
+
+    python3 widths.py RUN-abab.log.gz [--cap 4]
+
+vLLM logs, every few seconds and per engine, how many steps ran each
+captured graph and with how many tokens ("CUDAGraph Stats"). A decode step of
+``n`` requests at width ``w`` runs ``n * (w + 1)`` tokens, so the tables give
+the widths served, which the served-width controller's log does not (it logs
+moves and forgets, not the widths a batch size borrows or explores). The DSL
+engine is the one whose capture sizes hold the most sizes up to 16 (its
+graphs cover every width up to the cap). Each stats interval is read for the
+A/B point whose summary ("c=32 (32 requests x 8 rounds) ...") comes next in
+the log, as steps of ``n`` requests in ``(3/4 C, C]`` at concurrency ``C``;
+a token count that two such ``(n, w)`` explain is left out, and an interval
+that spans two points is read for the later one. Printed per interval: its
+log time, the FULL-graph decode steps so read and their shares by width.
+"""
+
+import argparse
+import collections
+import gzip
+import re
+import sys
+
+ROW = re.compile(r"\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\w+)\s*\|\s*(\d+)\s*\|")
+SIZES = re.compile(r"Capture sizes: \[([0-9, ]+)")
+POINT = re.compile(r"^c=(\d+) \(")
+
+
+def width_of(tokens: int, concurrency: int, cap: int) -> int | None:
+    """The width of a step of ``tokens`` at ``concurrency``, where one
+    ``(n, w)`` explains it."""
+    found = [
+        w
+        for w in range(1, cap + 1)
+        if tokens % (w + 1) == 0
+        and 3 * concurrency < 4 * (tokens // (w + 1)) <= 4 * concurrency
+    ]
+    return found[0] if len(found) == 1 else None
+
+
+def intervals(lines: list[str], signature: str):
+    """(time, {tokens: FULL steps}) per stats interval of the engine whose
+    capture sizes are ``signature``, and ("point", C, line) per summary."""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if POINT.match(line):
+            yield "point", int(POINT.match(line).group(1)), line
+        m = SIZES.search(line)
+        i += 1
+        if not m or m.group(1) != signature:
+            continue
+        steps: collections.Counter[int] = collections.Counter()
+        while i < len(lines) and "cuda_graph.py" in lines[i] and not SIZES.search(lines[i]):
+            row = ROW.search(lines[i])
+            if row and row.group(4) == "FULL":
+                steps[int(row.group(1))] += int(row.group(5))
+            i += 1
+        yield "stats", line.split("INFO ")[1][:14], steps
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("log")
+    ap.add_argument("--cap", type=int, default=4, help="the DSL arm's cap (default 4)")
+    args = ap.parse_args(argv)
+    opener = gzip.open if args.log.endswith(".gz") else open
+    with opener(args.log, "rt") as f:
+        lines = f.read().splitlines()
+    signatures = {m.group(1) for line in lines if (m := SIZES.search(line))}
+    if not signatures:
+        sys.exit(f"{args.log}: no 'Capture sizes' lines: run the A/B with cudagraph_metrics on")
+    dsl = max(signatures, key=lambda s: sum(int(x) <= 16 for x in s.split(",")))
+    pending = []
+    for kind, a, b in intervals(lines, dsl):
+        if kind == "stats":
+            pending.append((a, b))
+            continue
+        print(b[:72])
+        for when, steps in pending:
+            by_width: collections.Counter[int] = collections.Counter()
+            for tokens, n in steps.items():
+                w = width_of(tokens, a, args.cap)
+                if w is not None:
+                    by_width[w] += n
+            total = sum(by_width.values())
+            shares = " ".join(f"{w}:{100 * by_width[w] / total:.0f}%" for w in sorted(by_width))
+            print(f"  {when}  {total:4d} steps  {shares}")
+        pending = []
+    if pending:
+        print(f"({len(pending)} stats intervals after the last point, not read)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
