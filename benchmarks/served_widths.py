@@ -1,7 +1,7 @@
 """The draft widths a DSL engine served in an A/B, read from its CUDA graph
 stats (``benchmarks/abab.py`` runs engines with ``cudagraph_metrics``).
 
-    python3 widths.py RUN-abab.log.gz [--cap 4]
+    python3 benchmarks/served_widths.py RUN-abab.log.gz [--cap 4]
 
 vLLM logs, every few seconds and per engine, how many steps ran each
 captured graph and with how many tokens ("CUDAGraph Stats"). A decode step of

@@ -1,0 +1,84 @@
+"""``benchmarks/served_widths.py``: the widths a DSL engine served, read from
+vLLM's CUDA graph stats in an ``abab.py`` log, on a synthetic log and on a
+committed H100 run."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+import served_widths  # noqa: E402
+
+SD2 = "1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 40"
+DSL4 = "1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 40"
+
+
+def _stats(when: str, sizes: str, rows: list[tuple[int, str, int]]) -> list[str]:
+    head = f"(MainProcess pid=1) INFO 12-06 {when} [cuda_graph.py:123] "
+    out = [head + "**CUDAGraph Config Settings:**", head + f"- Capture sizes: [{sizes}]",
+           head + "| Unpadded Tokens | Padded Tokens | Num Paddings | Runtime Mode | Count |",
+           head + "|-----------------|---------------|--------------|--------------|-------|"]
+    out += [head + f"| {t} | {t} | 0 | {mode} | {n} |" for t, mode, n in rows]
+    return out
+
+
+def _log(tmp_path: Path) -> Path:
+    lines = ["(EngineCore pid=2) INFO 12-06 10:00:00 [scheduler.py:1] started"]
+    # c = 32: the DSL engine at 3 (128 tokens), 2 (96) and 1 (62 = 31 x 2);
+    # the SD engine's tables and a PIECEWISE prompt step are not read.
+    lines += _stats("10:00:10", DSL4, [(128, "FULL", 30), (96, "FULL", 10),
+                                       (62, "FULL", 10), (2023, "PIECEWISE", 5)])
+    lines += _stats("10:00:12", SD2, [(96, "FULL", 500)])
+    lines += _stats("10:00:20", DSL4, [(96, "FULL", 40)])
+    lines.append("c=32 (32 requests x 8 rounds): sd2 median 4.828 ms")
+    # c = 4: steps of 4 requests at 4, 2 and 1; 6 tokens (3 requests at 1)
+    # is not a step of (3, 4] requests.
+    lines += _stats("10:00:30", DSL4, [(20, "FULL", 9), (12, "FULL", 7), (8, "FULL", 1),
+                                       (6, "FULL", 30)])
+    lines.append("c=4 (4 requests x 8 rounds): sd2 median 4.1 ms")
+    lines += _stats("10:00:40", DSL4, [(20, "FULL", 3)])
+    path = tmp_path / "abab.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_width_of_reads_one_explanation_only():
+    assert served_widths.width_of(128, 32, 4) == 3
+    assert served_widths.width_of(96, 32, 4) == 2  # 24 at 3 is outside (24, 32]
+    assert served_widths.width_of(62, 32, 4) == 1
+    assert served_widths.width_of(12, 4, 4) == 2  # 3 at 3 is outside (3, 4]
+    assert served_widths.width_of(224, 32, 8) is None  # 32 at 6, or 28 at 7
+    assert served_widths.width_of(160, 32, 3) is None  # above the cap
+    assert served_widths.width_of(40, 32, 4) is None  # too few requests
+
+
+def test_reads_the_dsl_engines_intervals_per_point(tmp_path, capsys):
+    assert served_widths.main([str(_log(tmp_path))]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("c=32 (32 requests")
+    assert out[1].split() == ["12-06", "10:00:10", "50", "steps", "1:20%", "2:20%", "3:60%"]
+    assert out[2].split() == ["12-06", "10:00:20", "40", "steps", "2:100%"]
+    assert out[3].startswith("c=4 (4 requests")
+    assert out[4].split() == ["12-06", "10:00:30", "17", "steps", "1:6%", "2:41%", "4:53%"]
+    assert out[5] == "(1 stats intervals after the last point, not read)"
+
+
+def test_a_log_without_graph_stats_says_how_to_get_them(tmp_path):
+    log = tmp_path / "abab.log"
+    log.write_text("c=32 (32 requests x 8 rounds): sd2 median 4.8 ms\n")
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks/served_widths.py"), str(log)],
+                       capture_output=True, text=True)
+    assert r.returncode != 0
+    assert "cudagraph_metrics" in r.stderr
+
+
+def test_session_48s_narrowing_at_32_requests(capsys):
+    """The committed H100 run where 32 requests moved from 2 drafts to 1 in
+    the point's last interval (``2026-12-06-h100-s48``, ``s48q``)."""
+    log = ROOT / "benchmarks/results/2026-12-06-h100-s48/s48q-abab.log.gz"
+    assert served_widths.main([str(log)]) == 0
+    out = capsys.readouterr().out
+    c32 = out.split("c=32 (")[1].split("\nc=")[0].splitlines()[1:]
+    assert c32[-1].split()[-2:] == ["1:86%", "2:14%"]
+    assert all("2:" in line for line in c32)
