@@ -25,7 +25,8 @@
 #   SUITE_DRAFT_LAYERS  truncated drafts build_models.py writes (default 4; e.g.
 #                     4,16 when a benchmark distils the 16-layer draft beside the
 #                     suite: each smollm2-l<N> gets its .built marker)
-#   PYTEST_ARGS       extra pytest arguments (e.g. "-k 'not eagle'")
+#   PYTEST_ARGS       extra pytest arguments, split as a shell splits words
+#                     (quotes group them: "-k 'not eagle and not v1'")
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
@@ -44,6 +45,14 @@ OUT=${OUT:?suite.sh: \$OUT is not set (the device command sets it)}
 # shellcheck disable=SC1091
 source "$root/env.sh"
 M=$root/models S=scripts/gpu-host
+# PYTEST_ARGS as a shell would split it (shlex), so a quoted -k expression
+# reaches pytest as one argument.
+split_args='import shlex, sys; sys.stdout.write("".join(a + "\0" for a in shlex.split(sys.argv[1])))'
+python3 -c "$split_args" "${PYTEST_ARGS:-}" > /dev/null 2>&1 || {
+  echo "suite.sh: PYTEST_ARGS does not split as shell words (an unclosed quote?): ${PYTEST_ARGS:-}" >&2
+  exit 2; }
+pytest_args=()
+mapfile -d '' -t pytest_args < <(python3 -c "$split_args" "${PYTEST_ARGS:-}")
 rm -rf "$R" && mkdir -p "$R/raw" "$R/models"
 T0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - T0 ))s] $*" | tee -a "$R/times.log"; }
@@ -65,12 +74,11 @@ builder=$!
 
 stamp "suite started (models building beside it)"
 rc=0
-# shellcheck disable=SC2086
 DSL_GPU_MODELS=$M DSL_GPU_DRAFT=smollm2-l4 DSL_GPU_WAIT_MODELS=300 \
 DSL_GPU_PROMPTS=.gpu-bundles/prompts DSL_GPU_RESULTS=$R/raw \
 DSL_GPU_PARALLEL=${DSL_GPU_PARALLEL:-14} \
   timeout "${SUITE_TIMEOUT_S:-480}" python3 -m pytest -q -rfEs -p no:cacheprovider \
-  --junitxml="$R/junit.xml" ${PYTEST_ARGS:-} tests/gpu > "$R/pytest.log" 2>&1 || rc=$?
+  --junitxml="$R/junit.xml" "${pytest_args[@]}" tests/gpu > "$R/pytest.log" 2>&1 || rc=$?
 stamp "suite done rc=$rc"
 brc=0
 wait "$builder" || brc=$?
