@@ -39,7 +39,11 @@
 # Later plans run this script with their own names and loads (session 47's
 # ../2026-12-06-s47-plan/a-main.sh): PLAN_DIR (default /tmp/s46), PLAN_AB_SPLIT
 # (the A/Bs on a GPU < 100 GB, "NAME ARMS CONC" each, ';' between), PLAN_AB_NAME
-# and PLAN_CONC (the one A/B's name and loads on a larger GPU).
+# and PLAN_CONC (the one A/B's name and loads on a larger GPU). Since session
+# 49 a PLAN_AB_SPLIT entry may end with its rounds and --base-requests
+# ("NAME ARMS CONC ROUNDS BASE"; default ROUNDS or 8, and 4), and the one
+# A/B's arms, rounds and --base-requests are PLAN_ARMS, PLAN_AB_ROUNDS and
+# PLAN_AB_BASE (defaults: ARMS's, ROUNDS or 8, 4).
 set -uo pipefail
 R=${PLAN_DIR:-/tmp/s46}; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b9}") || exit 1
@@ -56,12 +60,13 @@ gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | he
 if [[ -z "${ARMS:-}" ]] && (( ${gpu_mib:-0} < 100000 )); then
   IFS=';' read -ra ab_runs <<< "${PLAN_AB_SPLIT:-s46p sd2,dsl4,dsl8 1;s46q sd2,sd3,dsl8 64,8,16,32,2,4}"
 else
-  ab_runs=("${PLAN_AB_NAME:-s46p} ${ARMS:-sd2,sd3,target,dsl4,dsl8} ${CONC:-${PLAN_CONC:-1,64,8,16,32,2,4}}")
+  ab_runs=("${PLAN_AB_NAME:-s46p} ${ARMS:-${PLAN_ARMS:-sd2,sd3,target,dsl4,dsl8}} ${CONC:-${PLAN_CONC:-1,64,8,16,32,2,4}} ${PLAN_AB_ROUNDS:-${ROUNDS:-8}} ${PLAN_AB_BASE:-4}")
 fi
 echo "GPU memory ${gpu_mib:-?} MiB: A/Bs ${ab_runs[*]}" | tee "$R/ab-plan.txt"
 wait_file=$R/go wait_s=900 prev=""
 for ab in "${ab_runs[@]}"; do
-  read -r name arms conc <<< "$ab"
+  # NAME ARMS CONC [ROUNDS [BASE_REQUESTS]] (session 49's plan gives the last two).
+  read -r name arms conc rounds base <<< "$ab"
   if [[ -n $prev ]]; then
     # This A/B starts once the one before has ended and its engines left the GPU.
     wait_file=$R/go-after-$prev wait_s=1500
@@ -71,9 +76,9 @@ for ab in "${ab_runs[@]}"; do
   GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$wait_file AB_WAIT_S=$wait_s \
     bash scripts/gpu-host/ab-start.sh "$name" -- --models "$M" \
     --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency "$conc" \
-    --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests 4 --rotate-prompts \
+    --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests "${base:-4}" --rotate-prompts \
     --engine "$E" --out abab.json --arms "$arms" \
-    --rounds "${ROUNDS:-8}" --warm-rounds 1 --dsl-starts-alone \
+    --rounds "${rounds:-${ROUNDS:-8}}" --warm-rounds 1 --dsl-starts-alone \
     > "$R/ab-start-$name.log" 2>&1 || { cat "$R/ab-start-$name.log"; exit 1; }
   prev=$name
 done
