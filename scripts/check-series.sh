@@ -13,7 +13,9 @@
 #      prefixes run side by side in separate work trees, --jobs at a time)
 #   6. every maintained variant (patches-variants/<version>/) was generated from the
 #      current patches/ (regenerate: scripts/rebase.sh --onto <version>)
-#   7. patches/stack.toml, when present, groups patches/series into PRs: every patch
+#   7. the lines the series adds name no path or name of this project (result
+#      folders, scripts, its name: scripts/lib/series_refs.py)
+#   8. patches/stack.toml, when present, groups patches/series into PRs: every patch
 #      in exactly one PR, in series order (scripts/lib/stack.py)
 # A prefix that passed step 5 before with the same inputs is not run again: the result
 # is kept under $DSL_CACHE/prefix-results, keyed on the prefix's git tree, the build
@@ -217,6 +219,12 @@ for variant in "$VARIANTS_ROOT"/*/; do
     fail "variant $(basename "$variant") is stale"
   fi
 done
+if out=$(python3 "$ROOT/scripts/lib/series_refs.py" "$PATCH_DIR"); then
+  pass "the series adds no path or name of this project to vLLM"
+else
+  echo "$out"
+  fail "the series adds paths or names of this project to vLLM (reword them in vllm/, then export)"
+fi
 if [[ -f "$PATCH_DIR/stack.toml" ]]; then
   if out=$(python3 "$ROOT/scripts/lib/stack.py" check "$PATCH_DIR"); then
     pass "PR stack (patches/stack.toml) groups the series in order"
