@@ -14,19 +14,23 @@
 #      is quiet;
 #   3. one A/B, s50p, arms fixed in advance: sd2 (SD's best fixed K at every
 #      c on this H100 in sessions 47-49: sd1 1.029-1.050x its TPOT at 32-64,
-#      sd3 1.025-1.033x at 1-4, a tie at 16) and dsl4 (DSL's default config,
-#      the verdict's arm), at c = 32, 64, 2, 4 in that order (32 from a cold
-#      engine, as session 49's s49p), 1 warm + 16 ABBA rounds, 12 requests a
-#      round at c = 2 and 4 (one wave of c at 32 and 64), --rotate-prompts,
-#      256-token requests, prefix caching off, the DSL engine started alone.
-#      On a GPU of >= 100 GB (an H200) sd3 joins (PLAN_ARMS).
+#      sd3 1.025-1.033x at 1-4, a tie at 16), dsl4 (DSL's default config,
+#      the verdict's arm) and dsl2@1-64:2 (DSL at a fixed width of 2, no
+#      served width: against sd2 it is DSL's own cost a step, since the loop's
+#      rule at width 2 is within 0.1% of SD K=2 from 16 requests up on the
+#      drafter's traces, ../2026-12-06-cpu-s49-batch-stop-traces/), at c =
+#      32, 64, 2, 4 in that order (32 from a cold engine, as session 49's
+#      s49p), 1 warm + 12 ABBA rounds, 8 requests a round at c = 2 and 4
+#      (one wave of c at 32 and 64), --rotate-prompts, 256-token requests,
+#      prefix caching off, the DSL engines started alone. On a GPU of >= 100
+#      GB (an H200) sd3 joins (PLAN_ARMS).
 # Then collect.sh (this folder), each call the moment the one before answers.
 #   python3 benchmarks/verdict.py --dsl-arm dsl4 --out verdict-s50p-dsl4.json proxies=s50p-abab.json.gz
 #   python3 benchmarks/served_widths.py s50p-abab.log.gz
 # Session 45's a-main.sh with this plan's names, loads, rounds and requests.
 set -euo pipefail
 PLAN_DIR=/tmp/s50 \
-  PLAN_AB_SPLIT="s50p sd2,dsl4 32,64,2,4 16 12" \
-  PLAN_AB_NAME=s50p PLAN_ARMS=sd2,sd3,dsl4 PLAN_CONC=32,64,2,4 \
-  PLAN_AB_ROUNDS=16 PLAN_AB_BASE=12 \
+  PLAN_AB_SPLIT="s50p sd2,dsl4,dsl2@1-64:2 32,64,2,4 12 8" \
+  PLAN_AB_NAME=s50p PLAN_ARMS=sd2,sd3,dsl4,dsl2@1-64:2 PLAN_CONC=32,64,2,4 \
+  PLAN_AB_ROUNDS=12 PLAN_AB_BASE=8 \
   exec bash benchmarks/results/2026-12-06-s45-plan/a-main.sh "$@"
