@@ -1,7 +1,7 @@
 """A scratch checkout for the GPU-host chain scripts' tests (small-start.sh,
-proxies-start.sh): the real script runs from it, with stand-ins for the
-Python build scripts it starts, and a staged root whose env.sh exports one
-marker variable."""
+proxies-start.sh, suite.sh): the real script runs from it, with stand-ins for
+the Python build scripts it starts, and a staged root whose env.sh is one
+line (a marker variable, or a PATH with a stand-in interpreter first)."""
 
 from __future__ import annotations
 
