@@ -48,11 +48,11 @@ M=$root/models S=scripts/gpu-host
 # PYTEST_ARGS as a shell would split it (shlex), so a quoted -k expression
 # reaches pytest as one argument.
 split_args='import shlex, sys; sys.stdout.write("".join(a + "\0" for a in shlex.split(sys.argv[1])))'
-python3 -c "$split_args" "${PYTEST_ARGS:-}" > /dev/null 2>&1 || {
+pytest_args=()
+mapfile -d '' -t pytest_args < <(python3 -c "$split_args" "${PYTEST_ARGS:-}" 2> /dev/null)
+wait $! || {
   echo "suite.sh: PYTEST_ARGS does not split as shell words (an unclosed quote?): ${PYTEST_ARGS:-}" >&2
   exit 2; }
-pytest_args=()
-mapfile -d '' -t pytest_args < <(python3 -c "$split_args" "${PYTEST_ARGS:-}")
 rm -rf "$R" && mkdir -p "$R/raw" "$R/models"
 T0=$(date +%s)
 stamp() { echo "[$(( $(date +%s) - T0 ))s] $*" | tee -a "$R/times.log"; }
