@@ -60,6 +60,28 @@ def _interp(table: dict, b: int) -> tuple:
     return tuple(a + f * (c - a) for a, c in zip(table[lo], table[hi]))
 
 
+def rule_steps(rows, live, width: int, predict, d_rule: float, v_rule: float) -> int:
+    """The draft steps (1 to ``width``) the kernel's batch rule runs for the
+    rows ``live`` (``[row, position, ...]``), ``predict`` giving each draft's
+    value and ``d_rule``, ``v_rule`` the costs it reads."""
+    n = 1
+    surv = [1.0] * len(live)
+    total = [1.0] * len(live)
+    while n < width:
+        last = []
+        for k, (i, t, *_) in enumerate(live):
+            r = rows[i]
+            j = min(t + n - 1, len(r["p"]) - 1)
+            last.append(predict(r["p"][j], r["p2"][j], 0.5, n - 1))
+            surv[k] *= last[k]
+            total[k] += surv[k]
+        gain = sum(a * x for a, x in zip(surv, last))
+        if gain * (v_rule + n * d_rule) <= d_rule * sum(total):
+            break
+        n += 1
+    return n
+
+
 def run(rows, b: int, width: int, policy, steps: int, waves: bool, predict=None,
         hist: list | None = None) -> float:
     """Mean TPOT (ms) over the requests that finished within ``steps``
@@ -86,23 +108,7 @@ def run(rows, b: int, width: int, policy, steps: int, waves: bool, predict=None,
                     best = (rate, n)
             n = best[1]
         elif policy == "rule":
-            n = 1
-            surv = [1.0] * len(live)
-            total = [1.0] * len(live)
-            last = [0.0] * len(live)
-            while True:
-                for k, (i, t, _) in enumerate(live):
-                    r = rows[i]
-                    j = min(t + n - 1, len(r["p"]) - 1)
-                    last[k] = predict(r["p"][j], r["p2"][j], 0.5, n - 1)
-                    surv[k] *= last[k]
-                    total[k] += surv[k]
-                if n == width:
-                    break
-                gain = sum(a * x for a, x in zip(surv, last))
-                if gain * (v_rule + n * d_rule) <= d_rule * sum(total):
-                    break
-                n += 1
+            n = rule_steps(rows, live, width, predict, d_rule, v_rule)
         else:
             n = policy
         if hist is not None:

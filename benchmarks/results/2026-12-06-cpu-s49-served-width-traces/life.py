@@ -48,26 +48,12 @@ CAP = 4
 
 
 def rule_forwards(rows, live, width: int) -> int:
-    """The kernel's batch rule on the raw confidences, 1 to ``width``."""
+    """The kernel's batch rule on the raw confidences, 1 to ``width``
+    (``batch.rule_steps`` at the start-up costs of ``len(live)`` rows)."""
     if not live:
         return width
     d_rule, v_rule = batch._interp(batch.STARTUP, len(live))
-    n = 1
-    surv = [1.0] * len(live)
-    total = [1.0] * len(live)
-    while n < width:
-        last = []
-        for k, (i, t, _) in enumerate(live):
-            p = rows[i]["p"]
-            x = p[min(t + n - 1, len(p) - 1)]
-            surv[k] *= x
-            total[k] += surv[k]
-            last.append(x)
-        gain = sum(a * x for a, x in zip(surv, last))
-        if gain * (v_rule + n * d_rule) <= d_rule * sum(total):
-            break
-        n += 1
-    return n
+    return batch.rule_steps(rows, live, width, lambda p, p2, h, pos: p, d_rule, v_rule)
 
 
 def life(module, rows, b: int, waves: int, seed: int, fixed: int | None = None):
