@@ -71,6 +71,12 @@ calls the method on every worker once the engine is up, before any workload).
   its tokens a step). This turns that check off (class-wide, as
   ``ServedKeepsWidth``), for an arm that serves as the series did.
   ``ServedNarrowsOnTokensTimer`` has ``HostTimer``'s methods too.
+- ``ServedExploresUntilCompared.dsl_served_explores_until_compared``: the
+  served width explores a neighbouring width one block in 16 even once both
+  neighbours were compared (to return to a width that became cheaper). This
+  ends that exploration (class-wide), for an arm that measures what it costs
+  (session 50: DSL at cap 4 ran 0.992x DSL at a fixed width of 2 at 64
+  requests on one H100, 8-11% of its full-batch steps off that width).
 - ``KnownDraftsOff.dsl_known_drafts_off``: with
   patches 0038-0039 the speculator claims, before a
   loop whose every step the host hides, that every row drafts its K, and
@@ -425,6 +431,28 @@ class ServedNarrowsOnTokens:
 
         steps_shorter_always._off = True  # type: ignore[attr-defined]
         window.steps_shorter = steps_shorter_always  # type: ignore[union-attr]
+        return True
+
+
+class ServedExploresUntilCompared:
+    def dsl_served_explores_until_compared(self) -> bool:
+        """True once the engine core's served width rule stops exploring a
+        batch size's neighbours after both were compared: no block in
+        ``_EXPLORE_SLOW`` at a neighbour any more (class-wide, as
+        ``ServedKeepsWidth``; a batch size still explores every
+        ``_EXPLORE_FAST``-th block while a neighbour is open, after a move
+        or a forget, and the slot's price stays the last one measured).
+        False if it already does. Session 50: on one H100 DSL at cap 4 ran
+        0.992x DSL at a fixed width of 2 at 64 requests, with 8-11% of its
+        full-batch steps at widths 1 and 3; an arm with this hook says how
+        much of that the slow exploration is."""
+        import sys
+
+        from vllm.v1.spec_decode.dynamic import served_width
+
+        if served_width._EXPLORE_SLOW == sys.maxsize:
+            return False
+        served_width._EXPLORE_SLOW = sys.maxsize
         return True
 
 

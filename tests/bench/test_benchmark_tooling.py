@@ -2083,6 +2083,38 @@ def test_served_keeps_width_keeps_the_width_it_forgets_the_evidence_of(
         assert 4 not in placed and {1, 3} <= set(placed)
 
 
+@pytest.mark.parametrize("hook", [False, True])
+def test_served_explores_until_compared_ends_the_slow_exploration(hook, monkeypatch):
+    """vLLM's real served width rule at 64 requests (cap 4, width 2 the
+    cheapest a token): it walks down to 2 and, as the series ships, keeps
+    running one block in 16 at 1 or 3. With the hook, once both neighbours
+    were compared, every step runs at 2; before that it explores as the
+    series does (the walk down is the same)."""
+    import ab_hooks
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    monkeypatch.setattr(served_width, "_EXPLORE_SLOW", served_width._EXPLORE_SLOW)
+    if hook:
+        class Worker(ab_hooks.ServedExploresUntilCompared):
+            pass
+
+        assert Worker().dsl_served_explores_until_compared() is True
+        assert Worker().dsl_served_explores_until_compared() is False  # not twice
+    clock = [0.0]
+    controller = served_width.ServedWidthController([64], 64, 4, clock=lambda: clock[0])
+    costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
+    placed = _serve_width(controller, clock, 6000, costs, lambda w: 1.0 + 0.5 * w,
+                          num_reqs=64)
+    assert controller.widths()[64] == 2
+    assert {1, 3} <= set(placed[:2000])  # both neighbours compared on the way
+    tail = placed[-2048:]
+    if hook:
+        assert set(tail) == {2}
+    else:
+        assert {1, 3} <= set(tail) and tail.count(2) / len(tail) > 0.9
+
+
 def _one_host_bound_request(module, seed):
     """One request on a host-bound engine (vLLM's test of the step check:
     4.3 ms a step whatever the width, each draft accepted with 0.3): the
