@@ -76,7 +76,7 @@ calls the method on every worker once the engine is up, before any workload).
   neighbours were compared (to return to a width that became cheaper). This
   ends that exploration (class-wide), for an arm that measures what it costs
   (session 50: DSL at cap 4 ran 0.992x DSL at a fixed width of 2 at 64
-  requests on one H100, 8-11% of its full-batch steps off that width).
+  requests on one H100, 11.5% of its full-batch steps off that width).
 - ``KnownDraftsOff.dsl_known_drafts_off``: with
   patches 0038-0039 the speculator claims, before a
   loop whose every step the host hides, that every row drafts its K, and
@@ -443,7 +443,7 @@ class ServedExploresUntilCompared:
         ``_EXPLORE_FAST``-th block while a neighbour is open, after a move
         or a forget, and the slot's price stays the last one measured).
         False if it already does. Session 50: on one H100 DSL at cap 4 ran
-        0.992x DSL at a fixed width of 2 at 64 requests, with 8-11% of its
+        0.992x DSL at a fixed width of 2 at 64 requests, with 11.5% of its
         full-batch steps at widths 1 and 3; an arm with this hook says how
         much of that the slow exploration is."""
         import sys
