@@ -1,7 +1,7 @@
 """The draft widths a DSL engine served in an A/B, read from its CUDA graph
 stats (``benchmarks/abab.py`` runs engines with ``cudagraph_metrics``).
 
-    python3 benchmarks/served_widths.py RUN-abab.log.gz [--cap 4]
+    python3 benchmarks/served_widths.py RUN-abab.log.gz [--cap 4] [--exact]
 
 vLLM logs, every few seconds and per engine, how many steps ran each
 captured graph and with how many tokens ("CUDAGraph Stats"). A decode step of
@@ -15,6 +15,13 @@ the log, as steps of ``n`` requests in ``(3/4 C, C]`` at concurrency ``C``;
 a token count that two such ``(n, w)`` explain is left out, and an interval
 that spans two points is read for the later one. Printed per interval: its
 log time, the FULL-graph decode steps so read and their shares by width.
+With ``--exact`` only steps of exactly ``C`` requests are read (``C * (w +
+1)`` tokens): no step of fewer requests is read as another width (in session
+50's run 3.7% of SD K=2's steps at 32 and 64 read as width 1 without it).
+
+Two DSL engines at the same cap capture the same sizes, and the log does not
+say which engine wrote an interval: where more than one engine started with
+the DSL engine's capture sizes, the script says so and reads nothing.
 """
 
 import argparse
@@ -25,12 +32,21 @@ import sys
 
 ROW = re.compile(r"\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\d+)\s*\|\s*(\w+)\s*\|\s*(\d+)\s*\|")
 SIZES = re.compile(r"Capture sizes: \[([0-9, ]+)")
+ENGINE_SIZES = re.compile(
+    r"\((?:EngineCore|EngineCore_DP\d+) pid=(\d+)\).*Initializing a V1 LLM engine"
+    r".*'cudagraph_capture_sizes': \[([0-9, ]+)\]"
+)
 POINT = re.compile(r"^c=(\d+) \(")
 
 
-def width_of(tokens: int, concurrency: int, cap: int) -> int | None:
+def width_of(
+    tokens: int, concurrency: int, cap: int, exact: bool = False
+) -> int | None:
     """The width of a step of ``tokens`` at ``concurrency``, where one
-    ``(n, w)`` explains it."""
+    ``(n, w)`` explains it (with ``exact``, only ``n == concurrency``)."""
+    if exact:
+        w = tokens // concurrency - 1
+        return w if tokens % concurrency == 0 and 1 <= w <= cap else None
     found = [
         w
         for w in range(1, cap + 1)
@@ -61,10 +77,21 @@ def intervals(lines: list[str], signature: str):
         yield "stats", line.split("INFO ")[1][:14], steps
 
 
+def engines_by_sizes(lines: list[str]) -> dict[str, set[str]]:
+    """The engine cores' pids by the capture sizes they started with."""
+    out: dict[str, set[str]] = collections.defaultdict(set)
+    for line in lines:
+        if m := ENGINE_SIZES.search(line):
+            out[m.group(2)].add(m.group(1))
+    return dict(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("log")
     ap.add_argument("--cap", type=int, default=4, help="the DSL arm's cap (default 4)")
+    ap.add_argument("--exact", action="store_true",
+                    help="read only steps of exactly C requests at concurrency C")
     args = ap.parse_args(argv)
     opener = gzip.open if args.log.endswith(".gz") else open
     with opener(args.log, "rt") as f:
@@ -73,6 +100,11 @@ def main(argv=None) -> int:
     if not signatures:
         sys.exit(f"{args.log}: no 'Capture sizes' lines: run the A/B with cudagraph_metrics on")
     dsl = max(signatures, key=lambda s: sum(int(x) <= 16 for x in s.split(",")))
+    engines = engines_by_sizes(lines).get(dsl, set())
+    if len(engines) > 1:
+        sys.exit(f"{args.log}: {len(engines)} engines started with the DSL engine's capture "
+                 f"sizes (two DSL arms at one cap?), and the log does not say which wrote "
+                 f"a stats interval: their widths cannot be told apart")
     pending = []
     for kind, a, b in intervals(lines, dsl):
         if kind == "stats":
@@ -82,7 +114,7 @@ def main(argv=None) -> int:
         for when, steps in pending:
             by_width: collections.Counter[int] = collections.Counter()
             for tokens, n in steps.items():
-                w = width_of(tokens, a, args.cap)
+                w = width_of(tokens, a, args.cap, args.exact)
                 if w is not None:
                     by_width[w] += n
             total = sum(by_width.values())

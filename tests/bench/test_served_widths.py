@@ -82,3 +82,54 @@ def test_session_48s_narrowing_at_32_requests(capsys):
     c32 = out.split("c=32 (")[1].split("\nc=")[0].splitlines()[1:]
     assert c32[-1].split()[-2:] == ["1:86%", "2:14%"]
     assert all("2:" in line for line in c32)
+
+
+def _engine(pid: int, sizes: str) -> str:
+    return (f"(EngineCore pid={pid}) INFO 12-06 09:59:00 [core.py:133] Initializing a V1 LLM "
+            f"engine (v0.32.0) with config: model='t', compilation_config={{'mode': 3, "
+            f"'cudagraph_capture_sizes': [{sizes}], 'max_cudagraph_capture_size': 40}}")
+
+
+def test_two_dsl_engines_at_one_cap_cannot_be_told_apart(tmp_path):
+    """Two DSL arms at cap 4 (session 50's plan: dsl4 and dsl4+once) capture
+    the same sizes; one SD engine beside one DSL engine is read as before."""
+    log = _log(tmp_path)
+    one = [_engine(7, SD2), _engine(8, DSL4)]
+    log.write_text("\n".join(one) + "\n" + log.read_text())
+    assert served_widths.main([str(log)]) == 0
+    log.write_text(_engine(9, DSL4) + "\n" + log.read_text())
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks/served_widths.py"), str(log)],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and r.stdout == ""
+    assert "2 engines started with the DSL engine's capture sizes" in r.stderr
+
+
+def test_exact_reads_only_steps_of_c_requests(tmp_path, capsys):
+    """62 tokens (31 requests at 1) is left out at c = 32; 6 tokens (3
+    requests at 1) and 8 (4 at 1, or 2 at 3) at c = 4: only 8 is 4 requests."""
+    assert served_widths.main([str(_log(tmp_path)), "--exact"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split() == ["12-06", "10:00:10", "40", "steps", "2:25%", "3:75%"]
+    assert out[4].split() == ["12-06", "10:00:30", "17", "steps", "1:6%", "2:41%", "4:53%"]
+
+
+def test_session_50s_widths_at_64_requests(capsys):
+    """The committed H100 run with SD K=2, DSL at cap 4 and DSL at a fixed
+    width of 2 (``2026-12-06-h100-s50``): three engines, one of them with
+    the DSL engine's capture sizes; at 64 requests its full batches ran at
+    1 and 3 drafts in 26% of the first interval's steps (the batch size of
+    64, new there, exploring its open neighbours), 0-10% after."""
+    log = ROOT / "benchmarks/results/2026-12-06-h100-s50/s50p-abab.log.gz"
+    import gzip
+
+    with gzip.open(log, "rt") as f:
+        engines = served_widths.engines_by_sizes(f.read().splitlines())
+    assert sorted(len(p) for p in engines.values()) == [1, 2]
+    assert served_widths.main([str(log), "--exact"]) == 0
+    out = capsys.readouterr().out
+    c64 = out.split("c=64 (")[1].split("\nc=")[0].splitlines()[1:]
+    assert c64[0].split()[2:] == ["94", "steps", "1:17%", "2:74%", "3:9%"]
+    assert len(c64) == 6
+    for line in c64[2:]:
+        shares = dict(share.split(":") for share in line.split()[4:])
+        assert 90 <= int(shares["2"].rstrip("%")) <= 100, line
