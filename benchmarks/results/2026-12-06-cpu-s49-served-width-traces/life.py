@@ -56,9 +56,12 @@ def rule_forwards(rows, live, width: int) -> int:
     return batch.rule_steps(rows, live, width, lambda p, p2, h, pos: p, d_rule, v_rule)
 
 
-def life(module, rows, b: int, waves: int, seed: int, fixed: int | None = None):
+def life(module, rows, b: int, waves: int, seed: int, fixed: int | None = None,
+         count_from: int = 0, exact: bool = False):
     """Per wave the mean TPOT (ms); with ``module``, the controller's moves
-    and forgets of batch size ``b`` and the widths placed at ``b``."""
+    and forgets of batch size ``b`` and the widths placed at ``b`` (steps of
+    more than 3/4 ``b`` requests, or with ``exact`` of ``b``, from wave
+    ``count_from`` on: 0 is the warm round)."""
     rng = random.Random(seed)
     clock = [0.0]
     ctl = None
@@ -91,7 +94,8 @@ def life(module, rows, b: int, waves: int, seed: int, fixed: int | None = None):
         while live:
             n_live = len(live)
             width = width_next
-            if ctl and n_live > b * 3 // 4:
+            if ctl and wave >= count_from and (
+                    n_live == b if exact else n_live > b * 3 // 4):
                 widths[width] += 1
             v0, s, d = batch._interp(batch.SERVED, n_live)
             verified = width if drafted is None else min(drafted, width)
