@@ -57,11 +57,14 @@ def rule_forwards(rows, live, width: int) -> int:
 
 
 def life(module, rows, b: int, waves: int, seed: int, fixed: int | None = None,
-         count_from: int = 0, exact: bool = False):
+         count_from: int = 0, exact: bool = False, phases: dict | None = None):
     """Per wave the mean TPOT (ms); with ``module``, the controller's moves
     and forgets of batch size ``b`` and the widths placed at ``b`` (steps of
     more than 3/4 ``b`` requests, or with ``exact`` of ``b``, from wave
-    ``count_from`` on: 0 is the warm round)."""
+    ``count_from`` on: 0 is the warm round). ``phases``, where given, sums
+    from that wave on the time and tokens of steps of exactly ``b`` requests
+    (``"full"``) and of fewer (``"tail"``), prompt steps left out:
+    ``{phase: [ms, tokens]}``."""
     rng = random.Random(seed)
     clock = [0.0]
     ctl = None
@@ -102,8 +105,9 @@ def life(module, rows, b: int, waves: int, seed: int, fixed: int | None = None,
             behind = width if drafted is None else drafted
             tokens = full = 0
             still = []
-            clock[0] += (v0 + s * width + d * behind) * (1.5 if prompt else 1.0) \
+            spent = (v0 + s * width + d * behind) * (1.5 if prompt else 1.0) \
                 * rng.lognormvariate(0.0, 0.03)
+            clock[0] += spent
             for i, t, t0 in live:
                 r = rows[i]
                 room = len(r["p"]) - t
@@ -119,6 +123,10 @@ def life(module, rows, b: int, waves: int, seed: int, fixed: int | None = None,
                     tpots.append((clock[0] - t0) / (len(r["p"]) - 1))
                 else:
                     still.append([i, t + got, t0])
+            if phases is not None and wave >= count_from and not prompt:
+                acc = phases.setdefault("full" if n_live == b else "tail", [0.0, 0])
+                acc[0] += spent
+                acc[1] += tokens
             if fixed is not None:
                 forwards = fixed
             else:

@@ -12,7 +12,9 @@ round, as the A/B's 1 warm + 12 rounds. Printed per module and B: SD K=2's
 TPOT over DSL's over waves 2 on (> 1: DSL faster; mean over seeds), the
 share of steps of exactly B requests by width placed in those waves, and
 the cost a step off width 2 would have to carry to explain the whole loss
-((1 - ratio) / off-width share).
+((1 - ratio) / off-width share); then, for the steps of exactly B requests
+("full") and of fewer ("tail", the waves' ends), prompt steps left out:
+their share of DSL's decode time and SD K=2's time a token over DSL's.
 """
 
 from __future__ import annotations
@@ -39,12 +41,16 @@ def main(argv=None) -> str:
     lines = [f"{args.seeds} seeds x {args.waves} waves (the first the warm round); "
              "waves 2 on: SD K=2's TPOT over DSL's, steps of exactly B requests by width"]
     for b in args.batch or [32, 64]:
-        base = [lf.life(None, rows, b, args.waves, s, fixed=2)[0] for s in range(args.seeds)]
+        base, sd_phases = [], {}
+        for s in range(args.seeds):
+            base.append(lf.life(None, rows, b, args.waves, s, fixed=2, count_from=1,
+                                phases=sd_phases)[0])
         for path in args.module:
             module = lf.load(path)
-            ratios, widths = [], collections.Counter()
+            ratios, widths, phases = [], collections.Counter(), {}
             for s in range(args.seeds):
-                t, _, w = lf.life(module, rows, b, args.waves, s, count_from=1, exact=True)
+                t, _, w = lf.life(module, rows, b, args.waves, s, count_from=1, exact=True,
+                                  phases=phases)
                 ratios += [base[s][k] / t[k] for k in range(1, args.waves)]
                 widths.update(w)
             ratio = statistics.fmean(ratios)
@@ -54,6 +60,12 @@ def main(argv=None) -> str:
             per_step = f"{100 * (1 - ratio) / off:.1f}%" if off else "-"
             lines.append(f"B={b:2d} {path.name:14s} {ratio:.4f}  widths {shares}  "
                          f"off 2: {100 * off:.1f}% -> {per_step} a step off 2")
+            for phase in ("full", "tail"):
+                sd_ms, sd_tok = sd_phases[phase]
+                ms, tok = phases[phase]
+                lines.append(f"      {phase}: {100 * ms / (ms + phases['tail' if phase == 'full' else 'full'][0]):.0f}% "
+                             f"of DSL's decode time; SD K=2's time a token over DSL's "
+                             f"{(sd_ms / sd_tok) / (ms / tok):.4f}")
     return "\n".join(lines)
 
 
