@@ -442,15 +442,21 @@ class ServedExploresUntilCompared:
         ``ServedKeepsWidth``; a batch size still explores every
         ``_EXPLORE_FAST``-th block while a neighbour is open, after a move
         or a forget, and the slot's price stays the last one measured).
-        False if it already does. Session 50: on one H100 DSL at cap 4 ran
-        0.992x DSL at a fixed width of 2 at 64 requests, with 11.5% of its
-        full-batch steps at widths 1 and 3; an arm with this hook says how
-        much of that the slow exploration is."""
+        False if it already does, or where no served width controller lives
+        in this process (the scheduler's is in the engine core's process,
+        which holds the worker on one GPU: elsewhere the change would reach
+        nothing, and ``abab.py`` stops on a False). Session 50: on one H100
+        DSL at cap 4 ran 0.992x DSL at a fixed width of 2 at 64 requests,
+        with 11.5% of its full-batch steps at widths 1 and 3; an arm with
+        this hook says how much of that the slow exploration is."""
         import sys
 
         from vllm.v1.spec_decode.dynamic import served_width
 
         if served_width._EXPLORE_SLOW == sys.maxsize:
+            return False
+        if not any(isinstance(o, served_width.ServedWidthController)
+                   for o in gc.get_objects()):
             return False
         served_width._EXPLORE_SLOW = sys.maxsize
         return True

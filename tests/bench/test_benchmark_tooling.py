@@ -2095,14 +2095,14 @@ def test_served_explores_until_compared_ends_the_slow_exploration(hook, monkeypa
     from vllm.v1.spec_decode.dynamic import served_width
 
     monkeypatch.setattr(served_width, "_EXPLORE_SLOW", served_width._EXPLORE_SLOW)
+    clock = [0.0]
+    controller = served_width.ServedWidthController([64], 64, 4, clock=lambda: clock[0])
     if hook:
         class Worker(ab_hooks.ServedExploresUntilCompared):
             pass
 
         assert Worker().dsl_served_explores_until_compared() is True
         assert Worker().dsl_served_explores_until_compared() is False  # not twice
-    clock = [0.0]
-    controller = served_width.ServedWidthController([64], 64, 4, clock=lambda: clock[0])
     costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
     placed = _serve_width(controller, clock, 6000, costs, lambda w: 1.0 + 0.5 * w,
                           num_reqs=64)
@@ -2113,6 +2113,21 @@ def test_served_explores_until_compared_ends_the_slow_exploration(hook, monkeypa
         assert set(tail) == {2}
     else:
         assert {1, 3} <= set(tail) and tail.count(2) / len(tail) > 0.9
+
+
+def test_served_explores_until_compared_refuses_a_process_without_the_controller():
+    """In a process with no served width controller (a worker apart from
+    the scheduler) the hook says False, which stops the A/B, and changes
+    nothing."""
+    code = ("import ab_hooks\n"
+            "from vllm.v1.spec_decode.dynamic import served_width as s\n"
+            "before = s._EXPLORE_SLOW\n"
+            "print(ab_hooks.ServedExploresUntilCompared()"
+            ".dsl_served_explores_until_compared(), s._EXPLORE_SLOW == before)\n")
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       cwd=ROOT / "benchmarks", timeout=300)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert r.stdout.split()[-2:] == ["False", "True"]
 
 
 def _one_host_bound_request(module, seed):
