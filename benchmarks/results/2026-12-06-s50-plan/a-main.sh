@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Written in session 50 (issue 29) for the next device session's first long
-# command, after b1..b8 were staged one call each (pack with
-# scripts/pack-offline.sh --all --cap 24MB; check the call with
-# scripts/gpu-host/call-size.sh .gpu-bundles/b9 .gpu-bundles/prompts
+# command, after b1..b9 were staged one call each (pack with
+# scripts/pack-offline.sh --all --cap 22MB: ten chunks, since the tree left a
+# 24 MB last chunk only 1.6 MB in session 50; check the call with
+# scripts/gpu-host/call-size.sh .gpu-bundles/b10 .gpu-bundles/prompts
 # .gpu-bundles/intree). Carry the last chunk (CHUNK, default
-# .gpu-bundles/b9), .gpu-bundles/prompts, .gpu-bundles/intree.
+# .gpu-bundles/b10), .gpu-bundles/prompts, .gpu-bundles/intree.
 # Returns in ~40 s; the rest runs in its own process sessions:
 #   1. the last chunk, check, host.txt (stage-last.sh);
 #   2. the proxies' chain and, beside it, the GPU suite's engine groups (on
@@ -27,7 +28,7 @@
 # Session 45's a-main.sh with this plan's names, loads, rounds, requests and
 # the hook's arm option.
 set -euo pipefail
-PLAN_DIR=/tmp/s51 \
+CHUNK=${CHUNK:-.gpu-bundles/b10} PLAN_DIR=/tmp/s51 \
   PLAN_AB_SPLIT="s51p sd2,dsl4,dsl4+once 64,32,16,8,1 12 8" \
   PLAN_AB_NAME=s51p PLAN_ARMS=sd2,sd3,dsl4,dsl4+once PLAN_CONC=64,32,16,8,1 \
   PLAN_AB_ROUNDS=12 PLAN_AB_BASE=8 \
