@@ -838,7 +838,11 @@ def main(argv: list[str]) -> int:
             def run_or_drop(i: int, tag: str, where: str, start: int) -> dict | None:
                 """Arm ``i``'s workload of this point on ``round_prompts(start)``;
                 an arm other than the base whose engine fails is dropped with
-                its error."""
+                its error. Each turn is marked in the output ("[abab] turn ARM
+                TAG"): an engine logs its stats from its own steps, so the
+                stats lines up to the next mark are that arm's
+                (``served_widths.py --arm``)."""
+                print(f"[abab] turn {arms[i]['name']} {tag}", flush=True)
                 try:
                     return run_workload(engines[i], round_prompts(prompts, start, n),
                                         c, n, args.max_tokens,

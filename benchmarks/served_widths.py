@@ -1,7 +1,7 @@
 """The draft widths a DSL engine served in an A/B, read from its CUDA graph
 stats (``benchmarks/abab.py`` runs engines with ``cudagraph_metrics``).
 
-    python3 benchmarks/served_widths.py RUN-abab.log.gz [--cap 4] [--exact]
+    python3 benchmarks/served_widths.py RUN-abab.log.gz [--cap 4] [--exact] [--arm ARM]
 
 vLLM logs, every few seconds and per engine, how many steps ran each
 captured graph and with how many tokens ("CUDAGraph Stats"). A decode step of
@@ -19,9 +19,12 @@ With ``--exact`` only steps of exactly ``C`` requests are read (``C * (w +
 1)`` tokens): no step of fewer requests is read as another width (in session
 50's run 3.7% of SD K=2's steps at 32 and 64 read as width 1 without it).
 
-Two DSL engines at the same cap capture the same sizes, and the log does not
-say which engine wrote an interval: where more than one engine started with
-the DSL engine's capture sizes, the script says so and reads nothing.
+Two DSL engines at the same cap capture the same sizes: where more than one
+engine started with the DSL engine's capture sizes, name the arm (``--arm
+dsl4+once``). Since session 50 ``abab.py`` marks each arm's turn ("[abab]
+turn ARM TAG"), and an engine logs its stats from its own steps, so the
+intervals after an arm's mark up to the next one are that arm's; a log
+without marks says so and reads nothing.
 """
 
 import argparse
@@ -37,6 +40,7 @@ ENGINE_SIZES = re.compile(
     r".*'cudagraph_capture_sizes': \[([0-9, ]+)\]"
 )
 POINT = re.compile(r"^c=(\d+) \(")
+TURN = re.compile(r"^\[abab\] turn (\S+) (\S+)$")
 
 
 def width_of(
@@ -56,17 +60,21 @@ def width_of(
     return found[0] if len(found) == 1 else None
 
 
-def intervals(lines: list[str], signature: str):
+def intervals(lines: list[str], signature: str | None, arm: str | None = None):
     """(time, {tokens: FULL steps}) per stats interval of the engine whose
-    capture sizes are ``signature``, and ("point", C, line) per summary."""
+    capture sizes are ``signature`` (or, with ``arm``, of the intervals
+    logged in that arm's turns), and ("point", C, line) per summary."""
     i = 0
+    turn = None
     while i < len(lines):
         line = lines[i]
         if POINT.match(line):
             yield "point", int(POINT.match(line).group(1)), line
+        if t := TURN.match(line):
+            turn = t.group(1)
         m = SIZES.search(line)
         i += 1
-        if not m or m.group(1) != signature:
+        if not m or (turn != arm if arm is not None else m.group(1) != signature):
             continue
         steps: collections.Counter[int] = collections.Counter()
         while i < len(lines) and "cuda_graph.py" in lines[i] and not SIZES.search(lines[i]):
@@ -92,6 +100,8 @@ def main(argv=None) -> int:
     ap.add_argument("--cap", type=int, default=4, help="the DSL arm's cap (default 4)")
     ap.add_argument("--exact", action="store_true",
                     help="read only steps of exactly C requests at concurrency C")
+    ap.add_argument("--arm", help="the arm whose turns to read (abab.py's turn marks), "
+                                  "instead of the engine with the DSL capture sizes")
     args = ap.parse_args(argv)
     opener = gzip.open if args.log.endswith(".gz") else open
     with opener(args.log, "rt") as f:
@@ -100,13 +110,22 @@ def main(argv=None) -> int:
     if not signatures:
         sys.exit(f"{args.log}: no 'Capture sizes' lines: run the A/B with cudagraph_metrics on")
     dsl = max(signatures, key=lambda s: sum(int(x) <= 16 for x in s.split(",")))
-    engines = engines_by_sizes(lines).get(dsl, set())
-    if len(engines) > 1:
+    turns = {t.group(1) for line in lines if (t := TURN.match(line))}
+    if args.arm is not None:
+        if not turns:
+            sys.exit(f"{args.log}: no '[abab] turn' marks (abab.py before session 50): "
+                     f"leave out --arm to read the engine with the DSL capture sizes")
+        if args.arm not in turns:
+            sys.exit(f"{args.log}: --arm {args.arm!r} had no turn; arms: "
+                     f"{', '.join(sorted(turns))}")
+        dsl = None
+    elif len(engines := engines_by_sizes(lines).get(dsl, set())) > 1:
         sys.exit(f"{args.log}: {len(engines)} engines started with the DSL engine's capture "
-                 f"sizes (two DSL arms at one cap?), and the log does not say which wrote "
-                 f"a stats interval: their widths cannot be told apart")
+                 f"sizes (two DSL arms at one cap?): "
+                 + (f"name one with --arm ({', '.join(sorted(turns))})" if turns else
+                    "the log has no turn marks to tell their intervals apart"))
     pending = []
-    for kind, a, b in intervals(lines, dsl):
+    for kind, a, b in intervals(lines, dsl, args.arm):
         if kind == "stats":
             pending.append((a, b))
             continue

@@ -440,6 +440,20 @@ def test_abab_warm_rounds_run_the_points_workload_before_its_measured_rounds(
         assert point["spec"]["sd4"]["steps"] == 2 * (steps + 1)
 
 
+def test_abab_marks_each_arms_turn_in_its_output(tmp_path, monkeypatch, capsys):
+    """One "[abab] turn ARM TAG" line before each warm and measured round of
+    an arm, in the order they ran (served_widths.py --arm reads them)."""
+    abab, out, args = _abab(tmp_path, "sd4,sd3")
+    fake = _FakeEngines()
+    fake.install(monkeypatch, abab)
+    assert abab.main(args + ["--warm-rounds", "1"]) == 0
+    turns = [tuple(line.split()[2:]) for line in capsys.readouterr().out.splitlines()
+             if line.startswith("[abab] turn ")]
+    runs = [(e[1], e[2]) for e in fake.events if e[0] == "run"
+            and not e[2].startswith("warm")]
+    assert turns == runs and len(runs) == 2 * 2 * 3
+
+
 def test_abab_refuses_negative_warm_rounds(tmp_path, monkeypatch):
     abab, out, args = _abab(tmp_path, "sd4,sd3")
     with pytest.raises(SystemExit):

@@ -102,6 +102,48 @@ def test_two_dsl_engines_at_one_cap_cannot_be_told_apart(tmp_path):
                        capture_output=True, text=True)
     assert r.returncode != 0 and r.stdout == ""
     assert "2 engines started with the DSL engine's capture sizes" in r.stderr
+    assert "no turn marks" in r.stderr
+
+
+def _turns_log(tmp_path: Path) -> Path:
+    """Two DSL arms at cap 4 (the same capture sizes) and SD K=2, with
+    abab.py's turn marks: dsl4 at 2 drafts, dsl4+once at 3."""
+    lines = [_engine(7, SD2), _engine(8, DSL4), _engine(9, DSL4)]
+    lines += ["[abab] turn sd2 r0c32"] + _stats("10:00:05", SD2, [(96, "FULL", 500)])
+    lines += ["[abab] turn dsl4 r0c32"] + _stats("10:00:10", DSL4, [(96, "FULL", 40)])
+    lines += ["[abab] turn dsl4+once r0c32"]
+    lines += _stats("10:00:20", DSL4, [(128, "FULL", 30), (96, "FULL", 10)])
+    lines += ["[abab] turn dsl4+once r1c32"] + _stats("10:00:25", DSL4, [(128, "FULL", 20)])
+    lines += ["[abab] turn dsl4 r1c32"] + _stats("10:00:30", DSL4, [(64, "FULL", 10)])
+    lines.append("c=32 (32 requests x 2 rounds): sd2 median 4.8 ms")
+    path = tmp_path / "abab.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_arm_reads_the_intervals_of_that_arms_turns(tmp_path, capsys):
+    log = str(_turns_log(tmp_path))
+    assert served_widths.main([log, "--arm", "dsl4+once", "--exact"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[1:] for line in out[1:]] == [
+        ["10:00:20", "40", "steps", "2:25%", "3:75%"], ["10:00:25", "20", "steps", "3:100%"]]
+    assert served_widths.main([log, "--arm", "dsl4", "--exact"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert [line.split()[1:] for line in out[1:]] == [
+        ["10:00:10", "40", "steps", "2:100%"], ["10:00:30", "10", "steps", "1:100%"]]
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks/served_widths.py"), log],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "name one with --arm (dsl4, dsl4+once, sd2)" in r.stderr
+
+
+def test_arm_bad_input(tmp_path):
+    script = str(ROOT / "benchmarks/served_widths.py")
+    r = subprocess.run([sys.executable, script, str(_turns_log(tmp_path)), "--arm", "dsl8"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "--arm 'dsl8' had no turn; arms: dsl4, dsl4+once, sd2" in r.stderr
+    r = subprocess.run([sys.executable, script, str(_log(tmp_path)), "--arm", "dsl4"],
+                       capture_output=True, text=True)
+    assert r.returncode != 0 and "no '[abab] turn' marks" in r.stderr
 
 
 def test_exact_reads_only_steps_of_c_requests(tmp_path, capsys):

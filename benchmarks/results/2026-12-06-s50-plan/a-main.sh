@@ -24,7 +24,7 @@
 # Then collect.sh (this folder), each call the moment the one before answers.
 #   python3 benchmarks/verdict.py --dsl-arm dsl4 --out verdict-s51p-dsl4.json proxies=s51p-abab.json.gz
 #   python3 benchmarks/verdict.py --dsl-arm dsl4+once --out verdict-s51p-dsl4_once.json proxies=s51p-abab.json.gz
-#   python3 benchmarks/served_widths.py s51p-abab.log.gz
+#   python3 benchmarks/served_widths.py --exact --arm dsl4 s51p-abab.log.gz (and --arm dsl4+once)
 # Session 45's a-main.sh with this plan's names, loads, rounds, requests and
 # the hook's arm option.
 set -euo pipefail
