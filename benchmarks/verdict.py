@@ -28,6 +28,10 @@ concurrency, one row of ``verdict.json`` (a JSON list):
   with SD;
 - ``noise``: the round-to-round spread of the run's base arm (its first arm,
   as ``abab.py`` reports it): (max - min) / median of its TPOT;
+- ``ratio_noise``: the same spread of the per-round ratio, what the interval
+  is built from: with prompts rotated each round serves other requests, and
+  the base arm's own TPOT moves with them (7-15% in session 50's run) where
+  the ratio of DSL at cap 4 to SD K=2 on the same requests moved 2.6-6.0%;
 - ``dsl_draft_forwards_per_step``, ``dsl_accepted_per_step``: the DSL arm's
   draft forward passes and accepted draft tokens per engine step (its own
   stat logger in ``abab.py``; null in files from before it);
@@ -148,6 +152,8 @@ def rows_of(name: str | None, data: dict, dsl_arm: str,
             "target-only" if fixed == "target" else "SD")
         b = tpot.get(base) or []
         noise = (max(b) - min(b)) / statistics.median(b) if b else None
+        ratio_noise = ((max(per_round) - min(per_round)) / statistics.median(per_round)
+                       if per_round else None)
         spec_all = point.get("spec") or {}
         spec = spec_all.get(dsl_arm) or {}
         others = {a: med(a) for a in tpot
@@ -157,6 +163,7 @@ def rows_of(name: str | None, data: dict, dsl_arm: str,
             "best_sd_tpot_ms": med(f"sd{k}") if k is not None else None,
             "dsl_tpot_ms": med(dsl_arm), "target_tpot_ms": med("target"),
             "ratio_dsl_vs_best_sd": mean, "ci95": [lo, hi], "noise": noise,
+            "ratio_noise": ratio_noise,
             "best_fixed": fixed, "ratio_dsl_vs_best_fixed": f_mean,
             "ci95_vs_best_fixed": [f_lo, f_hi], "call_vs_best_fixed": f_call,
             "dsl_draft_forwards_per_step": spec.get("draft_forwards_per_step"),
@@ -191,7 +198,7 @@ def table(rows: list[dict]) -> str:
         return "-" if x is None else format(x, fmt)
     lines = [f"ratio = {RATIO_NOTE}",
              f"{'pair':32} {'c':>3} {'K':>2} {'SD ms':>7} {'DSL ms':>7} "
-             f"{'tgt ms':>7} {'ratio':>6} {'95% CI':>15} {'noise':>6} "
+             f"{'tgt ms':>7} {'ratio':>6} {'95% CI':>15} {'noise':>6} {'r-noise':>7} "
              f"{'fwd/st':>6} {'acc/st':>6}  call  (vs the best fixed: arm ratio call)"]
     for r in rows:
         lo, hi = r["ci95"]
@@ -201,6 +208,7 @@ def table(rows: list[dict]) -> str:
             f"{f(r['target_tpot_ms']):>7} {f(r['ratio_dsl_vs_best_sd']):>6} "
             f"{'[' + f(lo) + ', ' + f(hi) + ']':>15} "
             f"{f(r['noise'] and 100 * r['noise'], '.1f') + '%':>6} "
+            f"{f(r['ratio_noise'] and 100 * r['ratio_noise'], '.1f') + '%':>7} "
             f"{f(r['dsl_draft_forwards_per_step'], '.2f'):>6} "
             f"{f(r['dsl_accepted_per_step'], '.2f'):>6}  {r['call'] or '-'}  "
             f"({r['best_fixed'] or '-'} {f(r['ratio_dsl_vs_best_fixed'])} "

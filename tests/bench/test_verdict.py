@@ -77,12 +77,19 @@ def test_best_k_and_the_ratio_is_sd_over_dsl(tmp_path):
     assert c1["ci95"][0] > 1
     # The base arm's (target's) spread: (10.4 - 9.6) / 10.
     assert c1["noise"] == pytest.approx(0.08) and c1["noise_arm"] == "target"
+    # The ratio's own spread: (4.2 - 3.8) / 3.2 over its median 1.25; at c=8
+    # target's TPOT never moved (noise 0) while the ratio did.
+    assert c1["ratio_noise"] == pytest.approx((4.2 - 3.8) / 3.2 / 1.25)
+    assert c8["noise"] == 0 and c8["ratio_noise"] == pytest.approx(
+        (5.0 / 6.0 - 5.0 / 6.5) / statistics.median(
+            [5.0 / 6.25, 5.0 / 6.0, 5.0 / 6.5, 5.0 / 6.25]))
     assert c1["dsl_draft_forwards_per_step"] == 3.5 and c8["dsl_accepted_per_step"] == 16
     assert c1["best_sd_note"] == "best K read off this same run, which favours SD"
     assert "> 1 means DSL is faster" in c1["ratio_note"]
     assert "> 1 means DSL is faster" in text and "DSL faster" in text
     line = next(x for x in text.splitlines() if x.startswith("t-x8b/d-x1b") and " 1 " in x)
     assert "1.250" in line and "4.000" in line and "3.200" in line
+    assert "8.0%" in line and "10.0%" in line  # noise, then the ratio's
 
 
 @pytest.mark.parametrize("tune", [
