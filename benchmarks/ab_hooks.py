@@ -442,24 +442,50 @@ class ServedExploresUntilCompared:
         ``ServedKeepsWidth``; a batch size still explores every
         ``_EXPLORE_FAST``-th block while a neighbour is open, after a move
         or a forget, and the slot's price stays the last one measured).
-        False if it already does, or where no served width controller lives
-        in this process (the scheduler's is in the engine core's process,
-        which holds the worker on one GPU: elsewhere the change would reach
-        nothing, and ``abab.py`` stops on a False). Session 50: on one H100
-        DSL at cap 4 ran 0.992x DSL at a fixed width of 2 at 64 requests,
-        with 11.5% of its full-batch steps at widths 1 and 3; an arm with
-        this hook says how much of that the slow exploration is."""
+        False if it already does, or where no engine core whose scheduler
+        has a served width controller calls it (on one GPU the worker runs in
+        the engine core's process, on the thread that serves the rpc:
+        elsewhere the change would reach nothing, and ``abab.py`` stops on a
+        False). Session 50: on one H100 DSL at cap 4 ran 0.992x DSL at a
+        fixed width of 2 at 64 requests, with 11.5% of its full-batch steps
+        at widths 1 and 3; an arm with this hook says how much of that the
+        slow exploration is.
+
+        The controller is looked for on the calling threads' stacks, not in
+        ``gc.get_objects()``: the engine core freezes its heap after start-up
+        (``gc.freeze()``), and frozen objects are not listed there (session
+        51's run of this arm said False on the engine that had one)."""
         import sys
 
         from vllm.v1.spec_decode.dynamic import served_width
 
         if served_width._EXPLORE_SLOW == sys.maxsize:
             return False
-        if not any(isinstance(o, served_width.ServedWidthController)
-                   for o in gc.get_objects()):
+        if not _engine_core_has(served_width.ServedWidthController):
             return False
         served_width._EXPLORE_SLOW = sys.maxsize
         return True
+
+
+def _engine_core_has(controller_cls: type) -> bool:
+    """Whether a method of an ``EngineCore`` runs on a stack of this process
+    (the caller's first, then every thread's: the engine core serves the rpc
+    from its busy loop) with a scheduler whose ``draft_width_controller`` is
+    a ``controller_cls``."""
+    import sys
+
+    from vllm.v1.engine.core import EngineCore
+
+    for top in [sys._getframe(), *sys._current_frames().values()]:
+        frame = top
+        while frame is not None:
+            core = frame.f_locals.get("self")
+            if isinstance(core, EngineCore) and isinstance(
+                    getattr(getattr(core, "scheduler", None),
+                            "draft_width_controller", None), controller_cls):
+                return True
+            frame = frame.f_back
+    return False
 
 
 class GraphLaunchesOff:

@@ -1,6 +1,7 @@
 """The benchmark's orchestration, tune/test selection and report, end to end
 on CPU with a fake cell driver (``fake_cell.py``) in place of the engine."""
 
+import gc
 import json
 import os
 import statistics
@@ -2112,11 +2113,10 @@ def test_served_explores_until_compared_ends_the_slow_exploration(hook, monkeypa
     clock = [0.0]
     controller = served_width.ServedWidthController([64], 64, 4, clock=lambda: clock[0])
     if hook:
-        class Worker(ab_hooks.ServedExploresUntilCompared):
-            pass
-
-        assert Worker().dsl_served_explores_until_compared() is True
-        assert Worker().dsl_served_explores_until_compared() is False  # not twice
+        core = _core_with(controller)
+        worker = ab_hooks.ServedExploresUntilCompared()
+        assert core.rpc(worker) is True
+        assert core.rpc(worker) is False  # not twice
     costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
     placed = _serve_width(controller, clock, 6000, costs, lambda w: 1.0 + 0.5 * w,
                           num_reqs=64)
@@ -2127,6 +2127,53 @@ def test_served_explores_until_compared_ends_the_slow_exploration(hook, monkeypa
         assert set(tail) == {2}
     else:
         assert {1, 3} <= set(tail) and tail.count(2) / len(tail) > 0.9
+
+
+def _core_with(controller):
+    """vLLM's ``EngineCore`` (its class, not started) whose scheduler holds
+    ``controller``, and whose ``rpc`` calls a worker method on its own stack,
+    as the engine core serves ``collective_rpc`` on one GPU."""
+    from vllm.v1.engine.core import EngineCore
+
+    class Core(EngineCore):
+        def __init__(self):  # no engine: only what the hook reads
+            self.scheduler = types.SimpleNamespace(draft_width_controller=controller)
+
+        def rpc(self, worker):
+            return worker.dsl_served_explores_until_compared()
+
+    return Core()
+
+
+def test_served_explores_until_compared_finds_the_controller_in_a_frozen_heap(
+        monkeypatch):
+    """The engine core freezes its heap after start-up (``gc.freeze()``), so
+    ``gc.get_objects()`` lists neither it nor its scheduler's controller
+    (session 51's run: the hook said False on the engine that had one). The
+    hook finds it from the engine core that calls it; a controller that no
+    calling engine core holds does not count."""
+    import ab_hooks
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    monkeypatch.setattr(served_width, "_EXPLORE_SLOW", served_width._EXPLORE_SLOW)
+    before = served_width._EXPLORE_SLOW
+    controller = served_width.ServedWidthController([64], 64, 4)
+    core = _core_with(controller)
+    worker = ab_hooks.ServedExploresUntilCompared()
+    gc.freeze()
+    try:
+        assert not any(o is controller for o in gc.get_objects())
+        assert worker.dsl_served_explores_until_compared() is False  # no core calls
+        assert served_width._EXPLORE_SLOW == before
+        core.scheduler.draft_width_controller = None  # a core without one
+        assert core.rpc(worker) is False
+        assert served_width._EXPLORE_SLOW == before
+        core.scheduler.draft_width_controller = controller
+        assert core.rpc(worker) is True
+        assert served_width._EXPLORE_SLOW == sys.maxsize
+    finally:
+        gc.unfreeze()
 
 
 def test_served_explores_until_compared_refuses_a_process_without_the_controller():
