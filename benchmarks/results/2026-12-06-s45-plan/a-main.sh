@@ -45,7 +45,9 @@
 # A/B's arms, rounds and --base-requests are PLAN_ARMS, PLAN_AB_ROUNDS and
 # PLAN_AB_BASE (defaults: ARMS's, ROUNDS or 8, 4). Since session 50,
 # PLAN_ARM_OPTIONS is passed to every A/B as abab.py's --arm-options (arms
-# with a +label run a worker extension of benchmarks/ab_hooks.py).
+# with a +label run a worker extension of benchmarks/ab_hooks.py). Since session
+# 51, PLAN_ABAB_ARGS adds abab.py options to every A/B (split on spaces, e.g.
+# "--repeats-at 64:2,32:2").
 set -uo pipefail
 R=${PLAN_DIR:-/tmp/s46}; mkdir -p "$R"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b9}") || exit 1
@@ -80,7 +82,7 @@ for ab in "${ab_runs[@]}"; do
     --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --concurrency "$conc" \
     --prompts .gpu-bundles/prompts --max-tokens 256 --waves 1 --base-requests "${base:-4}" --rotate-prompts \
     --engine "$E" --out abab.json --arms "$arms" ${PLAN_ARM_OPTIONS:+--arm-options "$PLAN_ARM_OPTIONS"} \
-    --rounds "${rounds:-${ROUNDS:-8}}" --warm-rounds 1 --dsl-starts-alone \
+    --rounds "${rounds:-${ROUNDS:-8}}" --warm-rounds 1 --dsl-starts-alone ${PLAN_ABAB_ARGS:-} \
     > "$R/ab-start-$name.log" 2>&1 || { cat "$R/ab-start-$name.log"; exit 1; }
   prev=$name
 done
