@@ -469,15 +469,14 @@ class ServedExploresUntilCompared:
 
 def _engine_core_has(controller_cls: type) -> bool:
     """Whether a method of an ``EngineCore`` runs on a stack of this process
-    (the caller's first, then every thread's: the engine core serves the rpc
+    (any thread's, the caller's among them: the engine core serves the rpc
     from its busy loop) with a scheduler whose ``draft_width_controller`` is
     a ``controller_cls``."""
     import sys
 
     from vllm.v1.engine.core import EngineCore
 
-    for top in [sys._getframe(), *sys._current_frames().values()]:
-        frame = top
+    for frame in sys._current_frames().values():
         while frame is not None:
             core = frame.f_locals.get("self")
             if isinstance(core, EngineCore) and isinstance(
