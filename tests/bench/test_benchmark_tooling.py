@@ -2344,3 +2344,55 @@ def test_series_dsl_turns_each_wip_off_where_the_tree_has_it(monkeypatch):
 
     answers = Worker().dsl_as_the_series()
     assert answers == [gate is not None, False, False]
+
+
+def _round_steps(ms, running, drafted, added=None, firsts=None):
+    """One round of abab.py's per-step record (step_ms[arm][round])."""
+    n = len(ms)
+    return {"trace": {"ms": ms, "added": added or [0] * n, "firsts": firsts or [0] * n},
+            "engine_steps": {"running": running, "drafted": drafted}}
+
+
+def test_full_steps_reads_only_full_decode_steps_at_the_width_and_pairs_rounds(tmp_path):
+    import full_steps
+
+    c = 4
+    # Round 1: sd2's full steps 10 and 12 (mean 11); left out: a step of 3
+    # requests, one with an arrival, one with a first token, one with a row
+    # that drafted 1 (7 drafted tokens), one at width 3 (12 drafted).
+    sd_r1 = _round_steps([10, 12, 50, 60, 70, 80, 90], [4, 4, 3, 4, 4, 4, 4],
+                         [8, 8, 6, 8, 8, 7, 12], added=[0, 0, 0, 1, 0, 0, 0],
+                         firsts=[0, 0, 0, 0, 1, 0, 0])
+    sd_r2 = _round_steps([11, 11], [4, 4], [8, 8])
+    dsl_r1 = _round_steps([11, 13, 99], [4, 4, 4], [8, 8, 12])
+    dsl_r2 = _round_steps([11.5, 12.5], [4, 4], [8, 8])
+    data = {"points": [{"concurrency": c, "step_ms": {
+        "sd2": [sd_r1, sd_r2], "dsl4": [dsl_r1, dsl_r2]}}]}
+    path = tmp_path / "abab.json"
+    path.write_text(json.dumps(data))
+    rows = {r["arm"]: r for r in full_steps.rows_of(data, 2, "sd2", None)}
+    assert rows["sd2"]["steps"] == 4 and rows["sd2"]["mean_ms"] == 11
+    assert rows["sd2"]["round_means_ms"] == [11, 11]
+    assert "diff_ms" not in rows["sd2"]
+    dsl = rows["dsl4"]
+    assert dsl["round_means_ms"] == [12, 12] and dsl["steps"] == 4
+    assert dsl["diff_ms"] == pytest.approx(1.0)
+    assert dsl["diff_pct"] == pytest.approx(100 / 11)
+    assert dsl["rounds_paired"] == 2 and dsl["diff_ci95_ms"][0] == pytest.approx(1.0)
+    # Width 3 reads the one step that drafted 12 in each arm, and no other.
+    w3 = {r["arm"]: r for r in full_steps.rows_of(data, 3, "sd2", None)}
+    assert w3["sd2"]["mean_ms"] == 90 and w3["dsl4"]["mean_ms"] == 99
+    assert w3["dsl4"]["round_means_ms"] == [99, None]
+    # The command: a table, the rows as JSON, exit 1 where nothing is read.
+    out = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
+                          "--json", str(tmp_path / "rows.json")],
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert "vs sd2: +1.000 ms" in out.stdout
+    assert json.loads((tmp_path / "rows.json").read_text())[1]["arm"] == "dsl4"
+    none = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
+                           "--concurrency", "8"], capture_output=True, text=True)
+    assert none.returncode == 1 and "no full steps" in none.stdout
+    bad = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
+                          "--width", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--width" in bad.stderr

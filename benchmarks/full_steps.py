@@ -1,0 +1,166 @@
+"""One kind of engine step, timed per arm of an A/B: where an arm's TPOT gap
+comes from when the arms serve the same steps.
+
+    python3 benchmarks/full_steps.py RUN-abab.json.gz [--width 2] [--base sd2]
+        [--concurrency 64] [--json OUT]
+
+``abab.py`` records every engine step of every measured round (``step_ms``:
+the step's period in ``trace.ms``, its requests, drafted tokens and graph in
+``engine_steps``). Read here are only the **full steps**: exactly ``C``
+requests running at concurrency ``C``, no request added and no first token in
+the step (all decoding), and exactly ``C * width`` drafted tokens (every
+request drafted the whole width). Two arms whose full steps verify the same
+tokens in the same captured graph (SD K=2 and DSL serving width 2) differ
+there only by what each runs a step: a difference in their full steps' time
+is a per-step cost, not a choice of width or a draft the loop skipped.
+
+Printed per concurrency and arm: the full steps' count, mean, p10 / p50 / p90
+(ms) and each round's mean; and per arm against ``--base``: the per-round
+difference of the means (ms, and % of the base's mean) with its 95% Student
+t interval over the rounds both ran (rounds are ABBA-paired in ``abab.py``).
+``--json`` writes the same as a list of rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from abab import ci  # noqa: E402
+from run import read_json  # noqa: E402
+
+
+def full_step_times(rnd: dict, concurrency: int, width: int) -> list[float]:
+    """The periods (ms) of one round's full steps (see the module docstring)."""
+    trace, steps = rnd["trace"], rnd["engine_steps"]
+    return [
+        ms
+        for i, ms in enumerate(trace["ms"])
+        if steps["running"][i] == concurrency
+        and not trace["added"][i]
+        and not trace["firsts"][i]
+        and steps["drafted"][i] == concurrency * width
+    ]
+
+
+def _quantile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+def rows_of(data: dict, width: int, base: str, only: int | None) -> list[dict]:
+    """One row per concurrency and arm with full steps."""
+    rows = []
+    for point in data["points"]:
+        c = point["concurrency"]
+        if only is not None and c != only:
+            continue
+        by_arm = {
+            arm: [full_step_times(r, c, width) for r in rounds]
+            for arm, rounds in point.get("step_ms", {}).items()
+        }
+        means = {
+            arm: [statistics.fmean(r) if r else None for r in rounds]
+            for arm, rounds in by_arm.items()
+        }
+        for arm, rounds in by_arm.items():
+            steps = [ms for r in rounds for ms in r]
+            if not steps:
+                continue
+            row = {
+                "concurrency": c,
+                "arm": arm,
+                "width": width,
+                "steps": len(steps),
+                "mean_ms": statistics.fmean(steps),
+                "p10_ms": _quantile(steps, 0.1),
+                "p50_ms": _quantile(steps, 0.5),
+                "p90_ms": _quantile(steps, 0.9),
+                "round_means_ms": means[arm],
+            }
+            if arm != base and base in means:
+                pairs = [
+                    (a, b)
+                    for a, b in zip(means[arm], means[base])
+                    if a is not None and b is not None
+                ]
+                if pairs:
+                    diff, lo, hi = ci([a - b for a, b in pairs])
+                    ref = statistics.fmean(b for _, b in pairs)
+                    row.update(
+                        base=base,
+                        rounds_paired=len(pairs),
+                        diff_ms=diff,
+                        diff_ci95_ms=[lo, hi],
+                        diff_pct=100 * diff / ref,
+                    )
+            rows.append(row)
+    return rows
+
+
+def table(rows: list[dict]) -> str:
+    out = []
+    for row in rows:
+        line = (
+            f"c={row['concurrency']:<3d} {row['arm']:<16s} width {row['width']}: "
+            f"{row['steps']:5d} full steps, mean {row['mean_ms']:.3f} ms "
+            f"(p10 {row['p10_ms']:.3f}, p50 {row['p50_ms']:.3f}, "
+            f"p90 {row['p90_ms']:.3f})"
+        )
+        if "diff_ms" in row:
+            lo, hi = row["diff_ci95_ms"]
+            line += (
+                f"; vs {row['base']}: {row['diff_ms']:+.3f} ms "
+                f"[{lo:+.3f}, {hi:+.3f}] ({row['diff_pct']:+.2f}%, "
+                f"{row['rounds_paired']} rounds)"
+            )
+        out.append(line)
+        out.append(
+            "      rounds: "
+            + " ".join("-" if m is None else f"{m:.2f}" for m in row["round_means_ms"])
+        )
+    return "\n".join(out)
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__,
+    )
+    parser.add_argument("run", type=Path, help="an abab.py result (.json or .json.gz)")
+    parser.add_argument("--width", type=int, default=2,
+                        help="drafts a request in the steps read (default 2)")
+    parser.add_argument("--base", default="sd2",
+                        help="the arm the others are compared with (default sd2)")
+    parser.add_argument("--concurrency", type=int,
+                        help="read only this concurrency (default: every point)")
+    parser.add_argument("--json", type=Path, help="write the rows here")
+    args = parser.parse_args(argv)
+    if args.width < 1:
+        parser.error(f"--width must be >= 1, got {args.width}")
+    try:
+        data = read_json(args.run)
+    except (OSError, ValueError) as exc:
+        parser.error(f"cannot read {args.run}: {exc}")
+    if not any(p.get("step_ms") for p in data.get("points", [])):
+        parser.error(f"{args.run} has no per-step record (step_ms): not an abab.py "
+                     "result, or one from before it recorded steps")
+    rows = rows_of(data, args.width, args.base, args.concurrency)
+    if not rows:
+        print(f"no full steps at width {args.width}"
+              + (f" at c={args.concurrency}" if args.concurrency else ""))
+        return 1
+    print(table(rows))
+    if args.json:
+        args.json.write_text(json.dumps(rows, indent=1) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
