@@ -12,6 +12,17 @@ the model runner and the speculator. Per arm, after a warm-up:
 3. a short run under the torch profiler (``<arm>.ops.txt``: host launches by
    kind per engine step, GPU kernel time per engine step).
 
+With ``--profile-window START:STEPS`` the torch profiler instead records
+engine steps ``START`` to ``START + STEPS - 1`` of one run of ``--concurrency``
+requests started together (``--max-tokens`` each): with enough tokens, steps
+where every request decodes, the "full steps" of ``full_steps.py``. Per arm it
+then records the GPU kernel time per step by kernel name, the GPU's busy time
+per step (the union of the kernels' intervals) and the window's wall time per
+step; ``report.txt`` lists, for each arm against ``--base`` (default: the SD
+arm with the arm's K), the kernels whose time per step differs most and the
+difference in busy and wall time: whether a per-step cost is GPU work (and
+which) or the GPU waiting.
+
 The parent then writes ``report.txt``: per arm the per-step figures, and for
 every DSL arm the functions whose host time per engine step differs most from
 the SD arm with the same K (cProfile's own time, so nothing is counted twice).
@@ -122,16 +133,62 @@ def arm_cell(arm: dict, models: str, target: str, draft: str,
 
 
 class StepCounter:
-    """Counts ``engine.step()`` calls."""
+    """Counts ``engine.step()`` calls; ``on_step(n)``, where set, is called
+    before the ``n``-th (from 1)."""
 
     def __init__(self, engine):
         self.n = 0
+        self.on_step = None
         self._step = engine.step
 
         def step():
             self.n += 1
+            if self.on_step is not None:
+                self.on_step(self.n)
             return self._step()
         engine.step = step
+
+
+def parse_window(text: str) -> tuple[int, int]:
+    """``START:STEPS`` of ``--profile-window``, both >= 1."""
+    try:
+        start, steps = (int(x) for x in text.split(":"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"--profile-window: expected START:STEPS, e.g. 40:30, got {text!r}"
+        ) from None
+    if start < 1 or steps < 1:
+        raise argparse.ArgumentTypeError(
+            f"--profile-window: START and STEPS must be >= 1, got {text!r}")
+    return start, steps
+
+
+def kernel_table(kernels: list[tuple[str, float, float]], nsteps: int,
+                 top: int = 60) -> dict:
+    """GPU kernels ``(name, start_us, end_us)`` of ``nsteps`` engine steps:
+    the time per step by kernel name (the ``top`` names by time), the busy
+    time per step (the union of their intervals: overlapping kernels count
+    once) and the span from the first kernel's start to the last one's end,
+    per step."""
+    by_name: dict[str, float] = {}
+    for name, start, end in kernels:
+        by_name[name] = by_name.get(name, 0.0) + (end - start)
+    busy = 0.0
+    reach = None
+    for _, start, end in sorted(kernels, key=lambda k: k[1]):
+        if reach is None or start >= reach:
+            busy += end - start
+            reach = end
+        elif end > reach:
+            busy += end - reach
+            reach = end
+    span = (max(k[2] for k in kernels) - min(k[1] for k in kernels)
+            if kernels else 0.0)
+    ranked = sorted(by_name.items(), key=lambda kv: -kv[1])[:top]
+    return {"kernels_us_per_step": {k: v / nsteps for k, v in ranked},
+            "kernel_us_per_step": sum(by_name.values()) / nsteps,
+            "busy_us_per_step": busy / nsteps,
+            "span_us_per_step": span / nsteps}
 
 
 def child(args) -> int:
@@ -174,11 +231,19 @@ def child(args) -> int:
     activities = [ProfilerActivity.CPU]
     if torch.cuda.is_available():
         activities.append(ProfilerActivity.CUDA)
-    with profile(activities=activities) as tp:
-        _, nsteps, _ = measured("torchprof", max_tokens=48,
-                                requests=max(2, c))
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
+    if args.profile_window:
+        tp, nsteps, wall = profile_window(engine, steps, args, activities, c,
+                                          measured)
+        out["window_wall_us_per_step"] = 1e6 * wall / nsteps
+        kernels = [(e.name, e.time_range.start, e.time_range.end)
+                   for e in tp.events() if e.device_type.name == "CUDA"]
+        out.update(kernel_table(kernels, nsteps))
+    else:
+        with profile(activities=activities) as tp:
+            _, nsteps, _ = measured("torchprof", max_tokens=48,
+                                    requests=max(2, c))
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
     calls: dict[str, int] = {}
     gpu_us = 0.0
     num_kernels = 0
@@ -198,6 +263,42 @@ def child(args) -> int:
     return 0
 
 
+def profile_window(engine, steps: StepCounter, args, activities, c: int,
+                   measured):
+    """The torch profiler over engine steps ``START .. START + STEPS - 1`` of
+    one run of ``c`` requests (``--profile-window``): the profiler, the steps
+    it saw and their wall time (s)."""
+    import torch
+    from torch.profiler import profile
+
+    start, count = args.profile_window
+    tp = profile(activities=activities)
+    state = {"first": None, "t0": 0.0, "t1": 0.0}
+
+    def on_step(n: int) -> None:
+        n -= state["first"]
+        if n == start:
+            tp.start()
+            state["t0"] = time.perf_counter()
+        elif n == start + count:
+            if torch.cuda.is_available():
+                torch.cuda.synchronize()
+            state["t1"] = time.perf_counter()
+            tp.stop()
+
+    state["first"] = steps.n
+    steps.on_step = on_step
+    try:
+        measured("torchprof-window", requests=c)
+    finally:
+        steps.on_step = None
+    if not state["t1"]:
+        raise SystemExit(
+            f"--profile-window {start}:{count}: the run of {c} requests ended "
+            f"before step {start + count}; raise --max-tokens or lower START")
+    return tp, count, state["t1"] - state["t0"]
+
+
 def own_time_per_step(prof: Path, nsteps: int) -> dict[str, float]:
     """cProfile's own time (µs) per engine step, by ``file:line(func)``."""
     stats = pstats.Stats(str(prof)).stats  # type: ignore[attr-defined]
@@ -208,7 +309,33 @@ def own_time_per_step(prof: Path, nsteps: int) -> dict[str, float]:
     return out
 
 
-def report(out: Path, arms: list[str], top: int) -> str:
+def kernel_report(res: dict, base_of: dict[str, str], top: int) -> list[str]:
+    """For each arm with a window profile, against its base arm: busy, span
+    and wall time per step, and the kernels whose time per step differs
+    most."""
+    lines: list[str] = []
+    for a, r in res.items():
+        base = base_of.get(a)
+        if "busy_us_per_step" not in r or base not in res or base == a:
+            continue
+        b = res[base]
+        lines += ["", f"{a} - {base}, profiled window ({r['torchprof_steps']} "
+                  f"steps): GPU busy {r['busy_us_per_step'] - b['busy_us_per_step']:+.1f} us"
+                  f" a step ({r['busy_us_per_step']:.1f} vs {b['busy_us_per_step']:.1f}),"
+                  f" kernel sum {r['kernel_us_per_step'] - b['kernel_us_per_step']:+.1f},"
+                  f" span {r['span_us_per_step'] - b['span_us_per_step']:+.1f},"
+                  f" wall {r['window_wall_us_per_step'] - b['window_wall_us_per_step']:+.1f};"
+                  " kernels differing most:"]
+        mine, theirs = r["kernels_us_per_step"], b["kernels_us_per_step"]
+        delta = {k: mine.get(k, 0.0) - theirs.get(k, 0.0)
+                 for k in set(mine) | set(theirs)}
+        for k, v in sorted(delta.items(), key=lambda kv: -abs(kv[1]))[:top]:
+            lines.append(f"  {v:+9.1f} us  ({mine.get(k, 0.0):8.1f} vs "
+                         f"{theirs.get(k, 0.0):8.1f})  {k[:120]}")
+    return lines
+
+
+def report(out: Path, arms: list[str], top: int, base: str | None = None) -> str:
     res = {a: json.loads((out / f"{a}.json").read_text()) for a in arms}
     lines = ["arm       TPOT ms  steps  wall/step us  cProf wall/step us  "
              "GPU us/step  GPU events/step  launches/step"]
@@ -242,6 +369,8 @@ def report(out: Path, arms: list[str], top: int) -> str:
         for k, v in sorted(delta.items(), key=lambda kv: -abs(kv[1]))[:top]:
             lines.append(f"  {v:+9.1f} us  ({mine.get(k, 0.0):8.1f} vs "
                          f"{theirs.get(k, 0.0):8.1f})  {k}")
+    base_of = {a: base or f"sd{r['arm']['k']}" for a, r in res.items()}
+    lines += kernel_report(res, base_of, top)
     text = "\n".join(lines) + "\n"
     (out / "report.txt").write_text(text)
     return text
@@ -260,6 +389,11 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--engine", default="{}",
                     help="EngineArgs overrides, JSON (e.g. '{\"enforce_eager\": true}')")
+    ap.add_argument("--profile-window", type=parse_window, metavar="START:STEPS",
+                    help="torch-profile engine steps START.. of one run of "
+                    "--concurrency requests (see above)")
+    ap.add_argument("--base", help="the arm each arm's window profile is "
+                    "compared with (default: sd<K> of the arm)")
     ap.add_argument("--arm", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -276,7 +410,7 @@ def main(argv: list[str]) -> int:
         if rc != 0:
             sys.stderr.write(f"arm {a} failed (rc {rc}); see {log}\n")
             return rc
-    print(report(args.out, arms, args.top))
+    print(report(args.out, arms, args.top, args.base))
     return 0
 
 

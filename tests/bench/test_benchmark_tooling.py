@@ -2396,3 +2396,36 @@ def test_full_steps_reads_only_full_decode_steps_at_the_width_and_pairs_rounds(t
     bad = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
                           "--width", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--width" in bad.stderr
+
+
+def test_profile_step_kernel_table_counts_overlapping_kernels_once_and_ranks_by_time():
+    from profile_step import kernel_table, kernel_report, parse_window
+
+    # Two steps: "gemm" 0-10 and 20-30, "exit" 5-8 (inside gemm: busy once),
+    # "copy" 28-34 (overlaps gemm's end by 2).
+    kernels = [("gemm", 0.0, 10.0), ("exit", 5.0, 8.0), ("gemm", 20.0, 30.0),
+               ("copy", 28.0, 34.0)]
+    t = kernel_table(kernels, nsteps=2)
+    assert t["kernels_us_per_step"] == {"gemm": 10.0, "copy": 3.0, "exit": 1.5}
+    assert list(t["kernels_us_per_step"]) == ["gemm", "copy", "exit"]
+    assert t["kernel_us_per_step"] == 14.5
+    assert t["busy_us_per_step"] == (10 + 14) / 2
+    assert t["span_us_per_step"] == 17.0
+    assert kernel_table(kernels, 2, top=1)["kernels_us_per_step"] == {"gemm": 10.0}
+    assert kernel_table([], 3)["busy_us_per_step"] == 0.0
+
+    base = {"torchprof_steps": 2, "window_wall_us_per_step": 20.0, **t}
+    mine = {"torchprof_steps": 2, "window_wall_us_per_step": 21.0,
+            **kernel_table(kernels + [("exit", 40.0, 44.0)], nsteps=2)}
+    lines = kernel_report({"sd2": base, "dsl4@1-64:2": mine},
+                          {"sd2": "sd2", "dsl4@1-64:2": "sd2"}, top=5)
+    assert "dsl4@1-64:2 - sd2" in lines[1] and "GPU busy +2.0 us" in lines[1]
+    assert "wall +1.0" in lines[1]
+    assert lines[2].split() [:2] == ["+2.0", "us"] and lines[2].endswith("exit")
+    # An arm without a window profile, or whose base did not run, is skipped.
+    assert kernel_report({"sd2": base}, {"sd2": "sd4"}, top=5) == []
+
+    assert parse_window("40:30") == (40, 30)
+    for bad in ("40", "0:5", "4:0", "a:b"):
+        with pytest.raises(Exception, match="--profile-window"):
+            parse_window(bad)
