@@ -2,13 +2,16 @@
 comes from when the arms serve the same steps.
 
     python3 benchmarks/full_steps.py RUN-abab.json.gz [--width 2] [--base sd2]
-        [--concurrency 64] [--json OUT]
+        [--settle 3] [--concurrency 64] [--json OUT]
 
 ``abab.py`` records every engine step of every measured round (``step_ms``:
 the step's period in ``trace.ms``, its requests, drafted tokens and graph in
 ``engine_steps``). Read here are only the **full steps**: exactly ``C``
 requests running at concurrency ``C``, no request added and no first token in
-the step (all decoding), and exactly ``C * width`` drafted tokens (every
+the step nor in the ``--settle`` steps before it (all decoding, past the
+async pipeline's catch-up after the long prefill steps: in sessions 50-52 the
+first full steps after a wave's prefills were 1-4 ms shorter or longer than
+the rest, differently by arm), and exactly ``C * width`` drafted tokens (every
 request drafted the whole width). Two arms whose full steps verify the same
 tokens in the same captured graph (SD K=2 and DSL serving width 2) differ
 there only by what each runs a step: a difference in their full steps' time
@@ -34,15 +37,16 @@ from abab import ci  # noqa: E402
 from run import read_json  # noqa: E402
 
 
-def full_step_times(rnd: dict, concurrency: int, width: int) -> list[float]:
+def full_step_times(rnd: dict, concurrency: int, width: int,
+                    settle: int = 3) -> list[float]:
     """The periods (ms) of one round's full steps (see the module docstring)."""
     trace, steps = rnd["trace"], rnd["engine_steps"]
+    busy = [bool(a) or bool(f) for a, f in zip(trace["added"], trace["firsts"])]
     return [
         ms
         for i, ms in enumerate(trace["ms"])
         if steps["running"][i] == concurrency
-        and not trace["added"][i]
-        and not trace["firsts"][i]
+        and not any(busy[max(0, i - settle):i + 1])
         and steps["drafted"][i] == concurrency * width
     ]
 
@@ -52,7 +56,8 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-def rows_of(data: dict, width: int, base: str, only: int | None) -> list[dict]:
+def rows_of(data: dict, width: int, base: str, only: int | None,
+            settle: int = 3) -> list[dict]:
     """One row per concurrency and arm with full steps."""
     rows = []
     for point in data["points"]:
@@ -60,7 +65,7 @@ def rows_of(data: dict, width: int, base: str, only: int | None) -> list[dict]:
         if only is not None and c != only:
             continue
         by_arm = {
-            arm: [full_step_times(r, c, width) for r in rounds]
+            arm: [full_step_times(r, c, width, settle) for r in rounds]
             for arm, rounds in point.get("step_ms", {}).items()
         }
         means = {
@@ -75,6 +80,7 @@ def rows_of(data: dict, width: int, base: str, only: int | None) -> list[dict]:
                 "concurrency": c,
                 "arm": arm,
                 "width": width,
+                "settle": settle,
                 "steps": len(steps),
                 "mean_ms": statistics.fmean(steps),
                 "p10_ms": _quantile(steps, 0.1),
@@ -137,12 +143,17 @@ def main(argv: list[str]) -> int:
                         help="drafts a request in the steps read (default 2)")
     parser.add_argument("--base", default="sd2",
                         help="the arm the others are compared with (default sd2)")
+    parser.add_argument("--settle", type=int, default=3,
+                        help="steps after one with an arrival or a first token "
+                        "left out (default 3)")
     parser.add_argument("--concurrency", type=int,
                         help="read only this concurrency (default: every point)")
     parser.add_argument("--json", type=Path, help="write the rows here")
     args = parser.parse_args(argv)
     if args.width < 1:
         parser.error(f"--width must be >= 1, got {args.width}")
+    if args.settle < 0:
+        parser.error(f"--settle must be >= 0, got {args.settle}")
     try:
         data = read_json(args.run)
     except (OSError, ValueError) as exc:
@@ -150,7 +161,7 @@ def main(argv: list[str]) -> int:
     if not any(p.get("step_ms") for p in data.get("points", [])):
         parser.error(f"{args.run} has no per-step record (step_ms): not an abab.py "
                      "result, or one from before it recorded steps")
-    rows = rows_of(data, args.width, args.base, args.concurrency)
+    rows = rows_of(data, args.width, args.base, args.concurrency, args.settle)
     if not rows:
         print(f"no full steps at width {args.width}"
               + (f" at c={args.concurrency}" if args.concurrency else ""))

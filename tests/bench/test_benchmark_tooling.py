@@ -2370,7 +2370,7 @@ def test_full_steps_reads_only_full_decode_steps_at_the_width_and_pairs_rounds(t
         "sd2": [sd_r1, sd_r2], "dsl4": [dsl_r1, dsl_r2]}}]}
     path = tmp_path / "abab.json"
     path.write_text(json.dumps(data))
-    rows = {r["arm"]: r for r in full_steps.rows_of(data, 2, "sd2", None)}
+    rows = {r["arm"]: r for r in full_steps.rows_of(data, 2, "sd2", None, settle=0)}
     assert rows["sd2"]["steps"] == 4 and rows["sd2"]["mean_ms"] == 11
     assert rows["sd2"]["round_means_ms"] == [11, 11]
     assert "diff_ms" not in rows["sd2"]
@@ -2380,9 +2380,14 @@ def test_full_steps_reads_only_full_decode_steps_at_the_width_and_pairs_rounds(t
     assert dsl["diff_pct"] == pytest.approx(100 / 11)
     assert dsl["rounds_paired"] == 2 and dsl["diff_ci95_ms"][0] == pytest.approx(1.0)
     # Width 3 reads the one step that drafted 12 in each arm, and no other.
-    w3 = {r["arm"]: r for r in full_steps.rows_of(data, 3, "sd2", None)}
+    w3 = {r["arm"]: r for r in full_steps.rows_of(data, 3, "sd2", None, settle=0)}
     assert w3["sd2"]["mean_ms"] == 90 and w3["dsl4"]["mean_ms"] == 99
     assert w3["dsl4"]["round_means_ms"] == [99, None]
+    # --settle 2 leaves out the two steps after the arrival (step 3) and the
+    # first token (step 4): sd2's step at width 3 (step 6) goes, dsl4's stays.
+    settled = {r["arm"]: r for r in full_steps.rows_of(data, 3, "sd2", None, settle=2)}
+    assert "sd2" not in settled and settled["dsl4"]["mean_ms"] == 99
+    assert full_steps.full_step_times(sd_r1, c, 2, settle=1) == [10, 12]
     # The command: a table, the rows as JSON, exit 1 where nothing is read.
     out = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
                           "--json", str(tmp_path / "rows.json")],
@@ -2396,6 +2401,9 @@ def test_full_steps_reads_only_full_decode_steps_at_the_width_and_pairs_rounds(t
     bad = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
                           "--width", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--width" in bad.stderr
+    bad = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
+                          "--settle", "-1"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--settle" in bad.stderr
 
 
 def test_profile_step_kernel_table_counts_overlapping_kernels_once_and_ranks_by_time():
