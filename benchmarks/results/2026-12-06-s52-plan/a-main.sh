@@ -22,7 +22,8 @@
 #      fixed width: what the cap adds); on a GPU of >= 100 GB also dsl4 (the
 #      default config). c = 64 then 32, 1 warm + 12 ABBA rounds, one wave of c
 #      a round, 256 tokens, --rotate-prompts, prefix caching off, the DSL
-#      engines started alone. Read with benchmarks/full_steps.py.
+#      engines started alone, every arm timing its host calls (HostTimer, +t).
+#      Read with benchmarks/full_steps.py and benchmarks/host_timer_table.py.
 # Then collect.sh (this folder), each call the moment the one before answers.
 set -euo pipefail
 R=/tmp/s53; mkdir -p "$R"
@@ -41,13 +42,17 @@ GPU_HOST_ROOT=$root AB_SCRIPT=profile_step.py AB_TIMEOUT_S=900 AB_WAIT_FILE=$R/g
 setsid bash scripts/gpu-host/go-when-quiet.sh "$R/go-ab" --after /tmp/ab/s53f/rc \
   --max-wait 120 < /dev/null > /dev/null 2>&1 &
 gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n 1)
-arms=sd2,dsl2@1-64:2,dsl4@1-64:2
-(( ${gpu_mib:-0} >= 100000 )) && arms=$arms,dsl4
+# Every arm with ab_hooks.HostTimer (+t): the host's time per step by call,
+# read after each round (benchmarks/host_timer_table.py --pair), the same
+# overhead in each arm.
+T='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
+arms=sd2+t,dsl2@1-64:2+t,dsl4@1-64:2+t
+(( ${gpu_mib:-0} >= 100000 )) && arms=$arms,dsl4+t
 echo "GPU memory ${gpu_mib:-?} MiB: s53f, then s53p $arms ${CONC:-64,32}" | tee "$R/ab-plan.txt"
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go-ab AB_WAIT_S=1500 \
   bash scripts/gpu-host/ab-start.sh s53p -- "${PAIR[@]}" --concurrency "${CONC:-64,32}" \
   --max-tokens 256 --waves 1 --base-requests 8 --rotate-prompts --engine "$E" \
-  --out abab.json --arms "$arms" --rounds 12 --warm-rounds 1 --dsl-starts-alone \
+  --out abab.json --arms "$arms" --arm-options "$T" --rounds 12 --warm-rounds 1 --dsl-starts-alone \
   > "$R/ab-start-s53p.log" 2>&1 || { cat "$R/ab-start-s53p.log"; exit 1; }
 sleep 20
 tar czf "$OUT/a.tgz" -C "$(dirname "$R")" "$(basename "$R")"
