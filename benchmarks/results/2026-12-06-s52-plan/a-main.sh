@@ -36,7 +36,7 @@ E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_n
 PAIR=(--models "$M" --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts)
 GPU_HOST_ROOT=$root AB_SCRIPT=profile_step.py AB_TIMEOUT_S=900 AB_WAIT_FILE=$R/go AB_WAIT_S=900 \
   bash scripts/gpu-host/ab-start.sh s53f -- "${PAIR[@]}" --dataset sharegpt-test --out prof \
-  --arms sd2,dsl2@1-64:2,dsl4@1-64:2 --concurrency 64 --requests 64 --max-tokens 256 \
+  --arms "${PROF_ARMS:-sd2,dsl2@1-64:2,dsl4@1-64:2}" --concurrency 64 --requests 64 --max-tokens 256 \
   --profile-window 20:40 --base sd2 --engine "$E" \
   > "$R/ab-start-s53f.log" 2>&1 || { cat "$R/ab-start-s53f.log"; exit 1; }
 setsid bash scripts/gpu-host/go-when-quiet.sh "$R/go-ab" --after /tmp/ab/s53f/rc \
