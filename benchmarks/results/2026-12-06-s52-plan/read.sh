@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Usage: bash benchmarks/results/2026-12-06-s52-plan/read.sh DEST S53F_TGZ S53P_TGZ | --help
+#
+# Here, after the device session of this plan: unpacks the profile (s53f.tgz)
+# and the A/B (s53p.tgz) that collect.sh returned into DEST (a new
+# benchmarks/results/<date>-<gpu>-s53 folder) and writes beside them what the
+# plan's README reads: report.txt (profile_step's, copied up), full-steps
+# (full_steps.py against sd2+t and against dsl2@1-64:2+t), host-timer
+# (host_timer_table.py --pair for sd2+t vs each DSL arm, dsl2@ vs dsl4@) and
+# the verdict of dsl4@1-64:2 (verdict.py --label t). Either tarball may be
+# "-" when it did not come back. The README of DEST is the reader's to write.
+set -euo pipefail
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0
+fi
+[[ $# -eq 3 ]] || { echo "read.sh: DEST S53F_TGZ S53P_TGZ (see --help)" >&2; exit 2; }
+dest=$1 prof=$2 ab=$3
+bench=$(cd "$(dirname "$0")/../.." && pwd)
+mkdir -p "$dest"
+if [[ "$prof" != - ]]; then
+  mkdir -p "$dest/s53f" && tar xzf "$prof" -C "$dest/s53f"
+  cp "$dest/s53f/prof/report.txt" "$dest/profile-report.txt" 2>/dev/null \
+    || echo "read.sh: no prof/report.txt in $prof (the profile did not finish; see s53f/profile_step.log)"
+  rm -f "$dest"/s53f/prof/*.prof  # cProfile dumps: large, and report.txt has their diff
+fi
+if [[ "$ab" != - ]]; then
+  tmp=$(mktemp -d); tar xzf "$ab" -C "$tmp"
+  gzip -c "$tmp/abab.json" > "$dest/s53p-abab.json.gz"
+  gzip -c "$tmp/abab.log" > "$dest/s53p-abab.log.gz"
+  for f in gpu.csv top.log; do [[ -f "$tmp/$f" ]] && gzip -c "$tmp/$f" > "$dest/s53p-$f.gz"; done
+  for f in args rc; do [[ -f "$tmp/$f" ]] && cp "$tmp/$f" "$dest/s53p-$f"; done
+  rm -rf "$tmp"
+  cd "$dest"
+  { python3 "$bench/full_steps.py" --base sd2+t s53p-abab.json.gz
+    echo; python3 "$bench/full_steps.py" --base dsl2@1-64:2+t s53p-abab.json.gz; } > full-steps.txt || true
+  { for arm in dsl2@1-64:2+t dsl4@1-64:2+t dsl4+t; do
+      python3 "$bench/host_timer_table.py" --pair sd2+t "$arm" s53p-abab.json.gz 2>/dev/null || true
+    done
+    python3 "$bench/host_timer_table.py" --pair dsl2@1-64:2+t dsl4@1-64:2+t s53p-abab.json.gz || true
+  } > host-timer.txt
+  python3 "$bench/verdict.py" --label t --dsl-arm dsl4@1-64:2 --out verdict-s53p.json \
+    proxies=s53p-abab.json.gz > verdict-s53p.txt || true
+  cat full-steps.txt
+fi
