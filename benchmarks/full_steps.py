@@ -161,6 +161,10 @@ def main(argv: list[str]) -> int:
     if not any(p.get("step_ms") for p in data.get("points", [])):
         parser.error(f"{args.run} has no per-step record (step_ms): not an abab.py "
                      "result, or one from before it recorded steps")
+    arms = sorted({a for p in data["points"] for a in p.get("step_ms", {})})
+    if args.base not in arms:
+        parser.error(f"--base: no arm {args.base!r} in {args.run} (its arms: "
+                     f"{', '.join(arms)})")
     rows = rows_of(data, args.width, args.base, args.concurrency, args.settle)
     if not rows:
         print(f"no full steps at width {args.width}"

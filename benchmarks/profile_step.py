@@ -406,6 +406,8 @@ def main(argv: list[str]) -> int:
     arms = args.arms.split(",")
     for a in arms:
         parse_arm(a)
+    if args.base is not None and args.base not in arms:
+        ap.error(f"--base: {args.base!r} is not one of --arms ({args.arms})")
     for a in arms:
         cmd = [sys.executable, __file__, "--arm", a] + argv
         log = args.out / f"{a}.log"

@@ -2404,9 +2404,14 @@ def test_full_steps_reads_only_full_decode_steps_at_the_width_and_pairs_rounds(t
     bad = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
                           "--settle", "-1"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--settle" in bad.stderr
+    bad = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
+                          "--base", "sd3"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--base: no arm 'sd3'" in bad.stderr
+    assert "its arms: dsl4, sd2" in bad.stderr
 
 
-def test_profile_step_kernel_table_counts_overlapping_kernels_once_and_ranks_by_time():
+def test_profile_step_kernel_table_counts_overlapping_kernels_once_and_ranks_by_time(
+        tmp_path):
     from profile_step import kernel_table, kernel_report, parse_window
 
     # Two steps: "gemm" 0-10 and 20-30, "exit" 5-8 (inside gemm: busy once),
@@ -2432,6 +2437,11 @@ def test_profile_step_kernel_table_counts_overlapping_kernels_once_and_ranks_by_
     assert lines[2].split() [:2] == ["+2.0", "us"] and lines[2].endswith("exit")
     # An arm without a window profile, or whose base did not run, is skipped.
     assert kernel_report({"sd2": base}, {"sd2": "sd4"}, top=5) == []
+
+    bad = subprocess.run([sys.executable, str(BENCH / "profile_step.py"), "--models", "m",
+                          "--prompts", "p", "--out", str(tmp_path), "--arms", "sd2,dsl4",
+                          "--base", "sd3"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--base: 'sd3' is not one of --arms" in bad.stderr
 
     assert parse_window("40:30") == (40, 30)
     for bad in ("40", "0:5", "4:0", "a:b"):
