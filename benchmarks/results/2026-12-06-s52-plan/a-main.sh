@@ -17,10 +17,10 @@
 #      wall time per step over engine steps 20-59 (full steps);
 #   4. once s53f has ended and the GPU is quiet, the A/B s53p, arms fixed here:
 #      sd2 (SD K=2, the best fixed K at 8-64 on this H100 in sessions 47-52),
-#      dsl2@1-64:2 (DSL at cap 2, the width fixed at 2: DSL's per-step
-#      machinery at the width SD runs), dsl4@1-64:2 (DSL at cap 4, the same
-#      fixed width: what the cap adds); on a GPU of >= 100 GB also dsl4 (the
-#      default config). c = 64 then 32, 1 warm + 12 ABBA rounds, one wave of c
+#      dsl4@1-64:2 (DSL at cap 4, the width fixed at 2: DSL's machinery and
+#      what the cap adds, with no served width) and dsl4 (the default config:
+#      the served width, at 2 on most full steps); on a GPU of >= 100 GB also
+#      dsl2@1-64:2 (cap 2, width fixed: session 50's +0.014 ms arm). c = 64 then 32, 1 warm + 12 ABBA rounds, one wave of c
 #      a round, 256 tokens, --rotate-prompts, prefix caching off, the DSL
 #      engines started alone, every arm timing its host calls (HostTimer, +t).
 #      Read with benchmarks/full_steps.py and benchmarks/host_timer_table.py.
@@ -46,8 +46,8 @@ gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | he
 # read after each round (benchmarks/host_timer_table.py --pair), the same
 # overhead in each arm.
 T='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
-arms=sd2+t,dsl2@1-64:2+t,dsl4@1-64:2+t
-(( ${gpu_mib:-0} >= 100000 )) && arms=$arms,dsl4+t
+arms=sd2+t,dsl4@1-64:2+t,dsl4+t
+(( ${gpu_mib:-0} >= 100000 )) && arms=$arms,dsl2@1-64:2+t
 echo "GPU memory ${gpu_mib:-?} MiB: s53f, then s53p $arms ${CONC:-64,32}" | tee "$R/ab-plan.txt"
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go-ab AB_WAIT_S=1500 \
   bash scripts/gpu-host/ab-start.sh s53p -- "${PAIR[@]}" --concurrency "${CONC:-64,32}" \

@@ -5,9 +5,9 @@
 # and the A/B (s53p.tgz) that collect.sh returned into DEST (a new
 # benchmarks/results/<date>-<gpu>-s53 folder) and writes beside them what the
 # plan's README reads: report.txt (profile_step's, copied up), full-steps
-# (full_steps.py against sd2+t and against dsl2@1-64:2+t), host-timer
-# (host_timer_table.py --pair for sd2+t vs each DSL arm, dsl2@ vs dsl4@) and
-# the verdict of dsl4@1-64:2 (verdict.py --label t). Either tarball may be
+# (full_steps.py against sd2+t and against dsl4@1-64:2+t), host-timer
+# (host_timer_table.py --pair for sd2+t vs each DSL arm, dsl4@ vs dsl4) and
+# the verdicts of dsl4 and dsl4@1-64:2 (verdict.py --label t). Either tarball may be
 # "-" when it did not come back. The README of DEST is the reader's to write.
 set -euo pipefail
 if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
@@ -32,13 +32,15 @@ if [[ "$ab" != - ]]; then
   rm -rf "$tmp"
   cd "$dest"
   { python3 "$bench/full_steps.py" --base sd2+t s53p-abab.json.gz
-    echo; python3 "$bench/full_steps.py" --base dsl2@1-64:2+t s53p-abab.json.gz; } > full-steps.txt || true
+    echo; python3 "$bench/full_steps.py" --base dsl4@1-64:2+t s53p-abab.json.gz; } > full-steps.txt || true
   { for arm in dsl2@1-64:2+t dsl4@1-64:2+t dsl4+t; do
       python3 "$bench/host_timer_table.py" --pair sd2+t "$arm" s53p-abab.json.gz 2>/dev/null || true
     done
-    python3 "$bench/host_timer_table.py" --pair dsl2@1-64:2+t dsl4@1-64:2+t s53p-abab.json.gz || true
+    python3 "$bench/host_timer_table.py" --pair dsl4@1-64:2+t dsl4+t s53p-abab.json.gz || true
   } > host-timer.txt
-  python3 "$bench/verdict.py" --label t --dsl-arm dsl4@1-64:2 --out verdict-s53p.json \
-    proxies=s53p-abab.json.gz > verdict-s53p.txt || true
+  for arm in dsl4 dsl4@1-64:2; do
+    python3 "$bench/verdict.py" --label t --dsl-arm "$arm" --out "verdict-s53p-${arm//[@:]/_}.json" \
+      proxies=s53p-abab.json.gz > "verdict-s53p-${arm//[@:]/_}.txt" || true
+  done
   cat full-steps.txt
 fi
