@@ -330,13 +330,21 @@ def kernel_report(res: dict, base_of: dict[str, str], top: int) -> list[str]:
                   f" span {r['span_us_per_step'] - b['span_us_per_step']:+.1f},"
                   f" wall {r['window_wall_us_per_step'] - b['window_wall_us_per_step']:+.1f};"
                   " kernels differing most:"]
-        mine, theirs = r["kernels_us_per_step"], b["kernels_us_per_step"]
-        delta = {k: mine.get(k, 0.0) - theirs.get(k, 0.0)
-                 for k in set(mine) | set(theirs)}
-        for k, v in sorted(delta.items(), key=lambda kv: -abs(kv[1]))[:top]:
-            lines.append(f"  {v:+9.1f} us  ({mine.get(k, 0.0):8.1f} vs "
-                         f"{theirs.get(k, 0.0):8.1f})  {k[:120]}")
+        lines += largest_differences(r["kernels_us_per_step"],
+                                     b["kernels_us_per_step"], top, name_width=120)
     return lines
+
+
+def largest_differences(mine: dict[str, float], theirs: dict[str, float],
+                        top: int, name_width: int | None = None) -> list[str]:
+    """The ``top`` names whose µs per step differ most between two arms, a
+    line each: the difference, both values and the name (cut to
+    ``name_width``)."""
+    delta = {k: mine.get(k, 0.0) - theirs.get(k, 0.0)
+             for k in set(mine) | set(theirs)}
+    return [f"  {v:+9.1f} us  ({mine.get(k, 0.0):8.1f} vs "
+            f"{theirs.get(k, 0.0):8.1f})  {k[:name_width]}"
+            for k, v in sorted(delta.items(), key=lambda kv: -abs(kv[1]))[:top]]
 
 
 def report(out: Path, arms: list[str], top: int, base: str | None = None) -> str:
@@ -365,14 +373,10 @@ def report(out: Path, arms: list[str], top: int, base: str | None = None) -> str
         mine = own_time_per_step(out / f"{a}.prof", r["cprofile_steps"])
         theirs = own_time_per_step(out / f"{base}.prof",
                                    res[base]["cprofile_steps"])
-        delta = {k: mine.get(k, 0.0) - theirs.get(k, 0.0)
-                 for k in set(mine) | set(theirs)}
-        total = sum(delta.values())
+        total = sum(mine.values()) - sum(theirs.values())
         lines += ["", f"{a} - {base}: host own time per engine step, "
                   f"total {total:+.1f} us (under cProfile); largest differences:"]
-        for k, v in sorted(delta.items(), key=lambda kv: -abs(kv[1]))[:top]:
-            lines.append(f"  {v:+9.1f} us  ({mine.get(k, 0.0):8.1f} vs "
-                         f"{theirs.get(k, 0.0):8.1f})  {k}")
+        lines += largest_differences(mine, theirs, top)
     base_of = {a: base or f"sd{r['arm']['k']}" for a, r in res.items()}
     lines += kernel_report(res, base_of, top)
     text = "\n".join(lines) + "\n"

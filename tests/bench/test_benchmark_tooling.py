@@ -2389,23 +2389,21 @@ def test_full_steps_reads_only_full_decode_steps_at_the_width_and_pairs_rounds(t
     assert "sd2" not in settled and settled["dsl4"]["mean_ms"] == 99
     assert full_steps.full_step_times(sd_r1, c, 2, settle=1) == [10, 12]
     # The command: a table, the rows as JSON, exit 1 where nothing is read.
-    out = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
-                          "--json", str(tmp_path / "rows.json")],
-                         capture_output=True, text=True)
+    def cli(*args):
+        return subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
+                               *args], capture_output=True, text=True)
+
+    out = cli("--json", str(tmp_path / "rows.json"))
     assert out.returncode == 0, out.stderr
     assert "vs sd2: +1.000 ms" in out.stdout
     assert json.loads((tmp_path / "rows.json").read_text())[1]["arm"] == "dsl4"
-    none = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
-                           "--concurrency", "8"], capture_output=True, text=True)
+    none = cli("--concurrency", "8")
     assert none.returncode == 1 and "no full steps" in none.stdout
-    bad = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
-                          "--width", "0"], capture_output=True, text=True)
+    bad = cli("--width", "0")
     assert bad.returncode == 2 and "--width" in bad.stderr
-    bad = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
-                          "--settle", "-1"], capture_output=True, text=True)
+    bad = cli("--settle", "-1")
     assert bad.returncode == 2 and "--settle" in bad.stderr
-    bad = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
-                          "--base", "sd3"], capture_output=True, text=True)
+    bad = cli("--base", "sd3")
     assert bad.returncode == 2 and "--base: no arm 'sd3'" in bad.stderr
     assert "its arms: dsl4, sd2" in bad.stderr
 

@@ -10,9 +10,9 @@
 # the verdicts of dsl4 and dsl4@1-64:2 (verdict.py --label t). Either tarball may be
 # "-" when it did not come back. The README of DEST is the reader's to write.
 set -euo pipefail
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0
-fi
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "$0")/../../../scripts/lib/common.sh"
+help_or_usage "$@"
 [[ $# -eq 3 ]] || { echo "read.sh: DEST S53F_TGZ S53P_TGZ (see --help)" >&2; exit 2; }
 dest=$1 prof=$2 ab=$3
 bench=$(cd "$(dirname "$0")/../.." && pwd)
