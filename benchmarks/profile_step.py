@@ -18,14 +18,23 @@ requests started together (``--max-tokens`` each): with enough tokens, steps
 where every request decodes, the "full steps" of ``full_steps.py``. Per arm it
 then records (GPU activity only, so the host runs at its own pace) the GPU
 kernel time per step by kernel name, the GPU's busy time per step (the union
-of the kernels' intervals) and the window's wall time per step; ``report.txt`` lists, for each arm against ``--base`` (default: the SD
-arm with the arm's K), the kernels whose time per step differs most and the
-difference in busy and wall time: whether a per-step cost is GPU work (and
-which) or the GPU waiting.
+of the kernels' intervals), its span (first kernel's start to last one's end),
+the window's wall time per step, and where the GPU sat idle: each gap of over
+1 µs between the busy intervals, by the kernels on either side (``A -> B``).
+``--profile-repeats R`` profiles the window in R runs (waves) of the engine:
+the figures are their mean, and each run's busy, span and wall time are kept,
+so the report can give a difference with its run-to-run spread.
+``report.txt`` lists, for each arm against ``--base`` (default: the SD arm
+with the arm's K), the difference in busy, span and wall time (with a 95%
+interval over the runs where R >= 2), the kernels whose time per step differs
+most and the idle gaps that differ most: whether a per-step cost is GPU work
+(and which) or the GPU waiting (and between which kernels).
 
 The parent then writes ``report.txt``: per arm the per-step figures, and for
-every DSL arm the functions whose host time per engine step differs most from
-the SD arm with the same K (cProfile's own time, so nothing is counted twice).
+every arm but the base the functions whose host time per engine step differs
+most from the base's (cProfile's own time, so nothing is counted twice;
+built-in functions named without their address, so two processes' rows
+match).
 cProfile slows Python down several-fold: its per-step times rank the costs,
 the timed run's TPOT is the real one. Not a benchmark: one run per arm, no
 interleaving (``run.py`` is the benchmark).
@@ -40,9 +49,11 @@ from __future__ import annotations
 import argparse
 import cProfile
 import json
+import math
 import os
 import pstats
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -163,6 +174,14 @@ def parse_window(text: str) -> tuple[int, int]:
     return start, steps
 
 
+def positive_int(text: str) -> int:
+    """A whole number >= 1 (``--profile-repeats``)."""
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(
+            f"--profile-repeats: expected a whole number >= 1, got {text!r}")
+    return int(text)
+
+
 def kernel_table(kernels: list[tuple[str, float, float]], nsteps: int,
                  top: int = 60) -> dict:
     """GPU kernels ``(name, start_us, end_us)`` of ``nsteps`` engine steps:
@@ -189,6 +208,94 @@ def kernel_table(kernels: list[tuple[str, float, float]], nsteps: int,
             "kernel_us_per_step": sum(by_name.values()) / nsteps,
             "busy_us_per_step": busy / nsteps,
             "span_us_per_step": span / nsteps}
+
+
+def short_kernel_name(name: str, width: int = 60) -> str:
+    """A kernel's name without ``void `` and template or argument lists,
+    cut to ``width``: ``void at::native::reduce_kernel<512, 1, ...>(...)`` is
+    ``at::native::reduce_kernel``."""
+    name = name.removeprefix("void ")
+    for mark in ("<", "("):
+        if mark in name[1:]:
+            name = name[: name.index(mark, 1)]
+    return name[:width]
+
+
+def kernel_gaps(kernels: list[tuple[str, float, float]], nsteps: int,
+                min_gap_us: float = 1.0, top: int = 30) -> dict:
+    """Where the GPU sat idle in one window of ``nsteps`` steps: each gap of
+    over ``min_gap_us`` between the union of the kernels' intervals, keyed by
+    the kernel that ended last before it and the one that starts it
+    (``short_kernel_name``, ``A -> B``); µs per step and gaps per step, the
+    ``top`` keys by time."""
+    time_of: dict[str, float] = {}
+    count_of: dict[str, int] = {}
+    reach = None
+    last = ""
+    for name, start, end in sorted(kernels, key=lambda k: k[1]):
+        if reach is not None and start - reach > min_gap_us:
+            key = f"{short_kernel_name(last)} -> {short_kernel_name(name)}"
+            time_of[key] = time_of.get(key, 0.0) + start - reach
+            count_of[key] = count_of.get(key, 0) + 1
+        if reach is None or end > reach:
+            reach, last = end, name
+    ranked = sorted(time_of.items(), key=lambda kv: -kv[1])[:top]
+    return {"gaps_us_per_step": {k: v / nsteps for k, v in ranked},
+            "gaps_per_step": {k: count_of[k] / nsteps for k, _ in ranked},
+            "idle_us_per_step": sum(time_of.values()) / nsteps}
+
+
+def window_summary(windows: list[tuple[list[tuple[str, float, float]], int, float]],
+                   top: int = 60) -> dict:
+    """The window figures over one or more profiled runs ``(kernels,
+    steps, wall_s)``: kernel time by name, busy, span, idle gaps and wall
+    time per step, each the mean over the runs (steps-weighted), and each
+    run's busy, span and wall time per step under ``"runs"``."""
+    nsteps = sum(n for _, n, _ in windows)
+    runs = []
+    by_name: dict[str, float] = {}
+    gaps: dict[str, float] = {}
+    gap_counts: dict[str, float] = {}
+    for kernels, n, wall in windows:
+        t = kernel_table(kernels, n, top=len(kernels) or 1)
+        g = kernel_gaps(kernels, n, top=len(kernels) or 1)
+        runs.append({"steps": n, "wall_us_per_step": 1e6 * wall / n,
+                     **{k: t[k] for k in ("busy_us_per_step", "span_us_per_step",
+                                          "kernel_us_per_step")},
+                     "idle_us_per_step": g["idle_us_per_step"]})
+        for k, v in t["kernels_us_per_step"].items():
+            by_name[k] = by_name.get(k, 0.0) + v * n
+        for k, v in g["gaps_us_per_step"].items():
+            gaps[k] = gaps.get(k, 0.0) + v * n
+            gap_counts[k] = gap_counts.get(k, 0.0) + g["gaps_per_step"][k] * n
+
+    def mean(key: str) -> float:
+        return sum(r[key] * r["steps"] for r in runs) / nsteps
+
+    ranked = sorted(by_name.items(), key=lambda kv: -kv[1])[:top]
+    ranked_gaps = sorted(gaps.items(), key=lambda kv: -kv[1])[:top]
+    return {"torchprof_steps": nsteps,
+            "window_wall_us_per_step": mean("wall_us_per_step"),
+            "kernels_us_per_step": {k: v / nsteps for k, v in ranked},
+            "kernel_us_per_step": mean("kernel_us_per_step"),
+            "busy_us_per_step": mean("busy_us_per_step"),
+            "span_us_per_step": mean("span_us_per_step"),
+            "idle_us_per_step": mean("idle_us_per_step"),
+            "gaps_us_per_step": {k: v / nsteps for k, v in ranked_gaps},
+            "gaps_per_step": {k: gap_counts[k] / nsteps for k, _ in ranked_gaps},
+            "runs": runs}
+
+
+def difference_interval(mine: list[float], theirs: list[float]) -> str:
+    """``mean(mine) - mean(theirs)``, with a 95% interval (Welch, normal
+    quantile) where both sides have two runs or more: ``+12.3`` or ``+12.3
+    [+4.1, +20.5]``."""
+    d = statistics.fmean(mine) - statistics.fmean(theirs)
+    if len(mine) < 2 or len(theirs) < 2:
+        return f"{d:+.1f}"
+    se = math.sqrt(statistics.variance(mine) / len(mine)
+                   + statistics.variance(theirs) / len(theirs))
+    return f"{d:+.1f} [{d - 1.96 * se:+.1f}, {d + 1.96 * se:+.1f}]"
 
 
 def child(args) -> int:
@@ -236,22 +343,29 @@ def child(args) -> int:
         # slows the host enough to change what the window's wall time says.
         window_activities = ([ProfilerActivity.CUDA] if torch.cuda.is_available()
                              else activities)
-        tp, nsteps, wall = profile_window(engine, steps, args, window_activities,
-                                          c, measured)
-        out["window_wall_us_per_step"] = 1e6 * wall / nsteps
-        kernels = [(e.name, e.time_range.start, e.time_range.end)
-                   for e in tp.events() if e.device_type.name == "CUDA"]
-        out.update(kernel_table(kernels, nsteps))
+        windows = []
+        events = []
+        for _ in range(args.profile_repeats):
+            tp, n, wall = profile_window(engine, steps, args, window_activities,
+                                         c, measured)
+            run_events = list(tp.events())
+            events += run_events
+            windows.append(([(e.name, e.time_range.start, e.time_range.end)
+                             for e in run_events if e.device_type.name == "CUDA"],
+                            n, wall))
+        out.update(window_summary(windows))
+        nsteps = out["torchprof_steps"]
     else:
         with profile(activities=activities) as tp:
             _, nsteps, _ = measured("torchprof", max_tokens=48,
                                     requests=max(2, c))
             if torch.cuda.is_available():
                 torch.cuda.synchronize()
+        events = list(tp.events())
     calls: dict[str, int] = {}
     gpu_us = 0.0
     num_kernels = 0
-    for e in tp.events():
+    for e in events:
         if e.name in LAUNCHES:
             calls[e.name] = calls.get(e.name, 0) + 1
         if e.device_type.name == "CUDA":
@@ -261,6 +375,7 @@ def child(args) -> int:
     out["host_calls_per_step"] = {k: v / nsteps for k, v in sorted(calls.items())}
     out["gpu_events_per_step"] = num_kernels / nsteps
     out["gpu_us_per_step"] = gpu_us / nsteps
+    # The ops table of the last profiled run.
     (args.out / f"{args.arm}.ops.txt").write_text(
         tp.key_averages().table(sort_by="count", row_limit=80))
     (args.out / f"{args.arm}.json").write_text(json.dumps(out, indent=1))
@@ -304,34 +419,60 @@ def profile_window(engine, steps: StepCounter, args, activities, c: int,
 
 
 def own_time_per_step(prof: Path, nsteps: int) -> dict[str, float]:
-    """cProfile's own time (µs) per engine step, by ``file:line(func)``."""
+    """cProfile's own time (µs) per engine step, by ``file:line(func)``;
+    a built-in named by its address (``<function Event.synchronize at
+    0x7f...>``) is named without it, so two processes' rows match."""
     stats = pstats.Stats(str(prof)).stats  # type: ignore[attr-defined]
     out: dict[str, float] = {}
     for (file, line, func), (_, _, tt, _, _) in stats.items():
+        func = re.sub(r" at 0x[0-9a-f]+", "", func)
         key = f"{'/'.join(Path(file).parts[-3:])}:{line}({func})"
         out[key] = out.get(key, 0.0) + 1e6 * tt / nsteps
     return out
 
 
+def _runs(r: dict, key: str) -> list[float]:
+    """An arm's per-run values of a window figure (files written before
+    ``--profile-repeats`` hold the mean only)."""
+    if "runs" in r:
+        return [run[key] for run in r["runs"]]
+    return [r[key if key != "wall_us_per_step" else "window_wall_us_per_step"]]
+
+
 def kernel_report(res: dict, base_of: dict[str, str], top: int) -> list[str]:
-    """For each arm with a window profile, against its base arm: busy, span
-    and wall time per step, and the kernels whose time per step differs
-    most."""
+    """For each arm with a window profile, against its base arm: busy, span,
+    idle and wall time per step (with a 95% interval over the profiled runs
+    where both arms have two or more), the kernels whose time per step
+    differs most, and the idle gaps that differ most."""
     lines: list[str] = []
     for a, r in res.items():
         base = base_of.get(a)
         if "busy_us_per_step" not in r or base not in res or base == a:
             continue
         b = res[base]
+        figures = []
+        for label, key in (("GPU busy", "busy_us_per_step"),
+                           ("span", "span_us_per_step"),
+                           ("idle", "idle_us_per_step"),
+                           ("wall", "wall_us_per_step")):
+            if key == "idle_us_per_step" and key not in r:
+                continue
+            mine, theirs = _runs(r, key), _runs(b, key)
+            figures.append(f"{label} {difference_interval(mine, theirs)}"
+                           f" ({statistics.fmean(mine):.1f} vs "
+                           f"{statistics.fmean(theirs):.1f})")
+        nruns = len(r.get("runs", [None]))
         lines += ["", f"{a} - {base}, profiled window ({r['torchprof_steps']} "
-                  f"steps): GPU busy {r['busy_us_per_step'] - b['busy_us_per_step']:+.1f} us"
-                  f" a step ({r['busy_us_per_step']:.1f} vs {b['busy_us_per_step']:.1f}),"
-                  f" kernel sum {r['kernel_us_per_step'] - b['kernel_us_per_step']:+.1f},"
-                  f" span {r['span_us_per_step'] - b['span_us_per_step']:+.1f},"
-                  f" wall {r['window_wall_us_per_step'] - b['window_wall_us_per_step']:+.1f};"
-                  " kernels differing most:"]
+                  f"steps in {nruns} run(s)), us a step: " + ", ".join(figures)
+                  + f"; kernel sum {r['kernel_us_per_step'] - b['kernel_us_per_step']:+.1f}."
+                  " Kernels differing most:"]
         lines += largest_differences(r["kernels_us_per_step"],
                                      b["kernels_us_per_step"], top, name_width=120)
+        if "gaps_us_per_step" in r and "gaps_us_per_step" in b:
+            lines.append("  Idle gaps (GPU waiting, by the kernels either side) "
+                         "differing most:")
+            lines += largest_differences(r["gaps_us_per_step"],
+                                         b["gaps_us_per_step"], top, name_width=125)
     return lines
 
 
@@ -348,6 +489,8 @@ def largest_differences(mine: dict[str, float], theirs: dict[str, float],
 
 
 def report(out: Path, arms: list[str], top: int, base: str | None = None) -> str:
+    """``report.txt`` of the arms' files in ``out``: each arm against
+    ``base`` (default: the SD arm with the arm's K) where that arm ran."""
     res = {a: json.loads((out / f"{a}.json").read_text()) for a in arms}
     lines = ["arm       TPOT ms  steps  wall/step us  cProf wall/step us  "
              "GPU us/step  GPU events/step  launches/step"]
@@ -363,21 +506,18 @@ def report(out: Path, arms: list[str], top: int, base: str | None = None) -> str
     for a, r in res.items():
         lines.append(f"{a} host calls per step: " + ", ".join(
             f"{k} {v:.1f}" for k, v in r["host_calls_per_step"].items()))
+    base_of = {a: base or f"sd{r['arm']['k']}" for a, r in res.items()}
     for a, r in res.items():
-        # DSL arms only (files written before ``dsl<K>`` have no "dynamic").
-        if not r["arm"].get("dynamic") and r["arm"]["tau"] is None:
-            continue
-        base = f"sd{r['arm']['k']}"
-        if base not in res:
+        theirs_name = base_of[a]
+        if theirs_name == a or theirs_name not in res:
             continue
         mine = own_time_per_step(out / f"{a}.prof", r["cprofile_steps"])
-        theirs = own_time_per_step(out / f"{base}.prof",
-                                   res[base]["cprofile_steps"])
+        theirs = own_time_per_step(out / f"{theirs_name}.prof",
+                                   res[theirs_name]["cprofile_steps"])
         total = sum(mine.values()) - sum(theirs.values())
-        lines += ["", f"{a} - {base}: host own time per engine step, "
+        lines += ["", f"{a} - {theirs_name}: host own time per engine step, "
                   f"total {total:+.1f} us (under cProfile); largest differences:"]
         lines += largest_differences(mine, theirs, top)
-    base_of = {a: base or f"sd{r['arm']['k']}" for a, r in res.items()}
     lines += kernel_report(res, base_of, top)
     text = "\n".join(lines) + "\n"
     (out / "report.txt").write_text(text)
@@ -400,8 +540,12 @@ def main(argv: list[str]) -> int:
     ap.add_argument("--profile-window", type=parse_window, metavar="START:STEPS",
                     help="torch-profile engine steps START.. of one run of "
                     "--concurrency requests (see above)")
-    ap.add_argument("--base", help="the arm each arm's window profile is "
-                    "compared with (default: sd<K> of the arm)")
+    ap.add_argument("--profile-repeats", type=positive_int, default=1,
+                    metavar="R", help="profile the window in R runs (waves) "
+                    "of --concurrency requests: the figures' run-to-run spread "
+                    "(default 1)")
+    ap.add_argument("--base", help="the arm each arm is compared with "
+                    "(default: sd<K> of the arm)")
     ap.add_argument("--arm", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)

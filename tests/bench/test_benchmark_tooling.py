@@ -2430,8 +2430,8 @@ def test_profile_step_kernel_table_counts_overlapping_kernels_once_and_ranks_by_
             **kernel_table(kernels + [("exit", 40.0, 44.0)], nsteps=2)}
     lines = kernel_report({"sd2": base, "dsl4@1-64:2": mine},
                           {"sd2": "sd2", "dsl4@1-64:2": "sd2"}, top=5)
-    assert "dsl4@1-64:2 - sd2" in lines[1] and "GPU busy +2.0 us" in lines[1]
-    assert "wall +1.0" in lines[1]
+    assert "dsl4@1-64:2 - sd2" in lines[1] and "GPU busy +2.0 (14.0 vs 12.0)" in lines[1]
+    assert "span +5.0 (22.0 vs 17.0)" in lines[1] and "wall +1.0 (21.0 vs 20.0)" in lines[1]
     assert lines[2].split() [:2] == ["+2.0", "us"] and lines[2].endswith("exit")
     # An arm without a window profile, or whose base did not run, is skipped.
     assert kernel_report({"sd2": base}, {"sd2": "sd4"}, top=5) == []
@@ -2445,3 +2445,87 @@ def test_profile_step_kernel_table_counts_overlapping_kernels_once_and_ranks_by_
     for bad in ("40", "0:5", "4:0", "a:b"):
         with pytest.raises(Exception, match="--profile-window"):
             parse_window(bad)
+
+
+def test_profile_step_gaps_name_the_kernels_either_side_of_an_idle_gpu():
+    from profile_step import kernel_gaps, short_kernel_name
+
+    assert short_kernel_name("void at::native::reduce_kernel<512, 1>(int)") == \
+        "at::native::reduce_kernel"
+    assert short_kernel_name("nvjet_sm90_tst_96x64_TNN") == "nvjet_sm90_tst_96x64_TNN"
+    assert short_kernel_name("x" * 80, width=10) == "x" * 10
+    # Two steps. "gemm" 0-10, "exit" 5-12 (ends the busy interval), idle
+    # 12-20, "copy" 20-22, idle 22-22.5 (under 1 us: not a gap), "gemm"
+    # 22.5-30, idle 30-40, "copy" 40-41.
+    kernels = [("gemm", 0.0, 10.0), ("exit", 5.0, 12.0), ("copy", 20.0, 22.0),
+               ("gemm", 22.5, 30.0), ("copy", 40.0, 41.0)]
+    g = kernel_gaps(kernels, nsteps=2)
+    assert g["gaps_us_per_step"] == {"gemm -> copy": 5.0, "exit -> copy": 4.0}
+    assert g["gaps_per_step"] == {"gemm -> copy": 0.5, "exit -> copy": 0.5}
+    assert g["idle_us_per_step"] == 9.0
+    assert kernel_gaps(kernels, 2, min_gap_us=9.0)["gaps_us_per_step"] == \
+        {"gemm -> copy": 5.0}
+    assert kernel_gaps(kernels, 2, top=1)["gaps_us_per_step"] == {"gemm -> copy": 5.0}
+    assert kernel_gaps([], 1)["idle_us_per_step"] == 0.0
+
+
+def test_profile_step_window_summary_keeps_each_run_and_the_report_its_spread(
+        tmp_path):
+    import marshal
+
+    from profile_step import difference_interval, report, window_summary
+
+    # Run 1: 2 steps, busy 10 of span 20; run 2: 4 steps, busy 24 of span 40.
+    one = ([("gemm", 0.0, 10.0), ("copy", 30.0, 40.0)], 2, 50e-6)
+    two = ([("gemm", 100.0, 124.0), ("copy", 130.0, 140.0)], 4, 80e-6)
+    w = window_summary([one, two])
+    assert w["torchprof_steps"] == 6
+    assert [r["busy_us_per_step"] for r in w["runs"]] == [10.0, 8.5]
+    assert [r["span_us_per_step"] for r in w["runs"]] == [20.0, 10.0]
+    assert [r["wall_us_per_step"] for r in w["runs"]] == pytest.approx([25.0, 20.0])
+    # Means weighted by steps: (10*2 + 8.5*4) / 6.
+    assert w["busy_us_per_step"] == pytest.approx(9.0)
+    assert w["kernels_us_per_step"] == pytest.approx({"gemm": 34 / 6, "copy": 20 / 6})
+    assert w["gaps_us_per_step"] == pytest.approx({"gemm -> copy": 26 / 6})
+    assert w["idle_us_per_step"] == pytest.approx(26 / 6)
+
+    assert difference_interval([3.0], [1.0]) == "+2.0"
+    # Welch: se = sqrt(2/2 + 2/2) = sqrt(2); 1.96 * sqrt(2) = 2.77.
+    assert difference_interval([2.0, 4.0], [0.0, 2.0]) == "+2.0 [-0.8, +4.8]"
+
+    # report(): an arm whose K differs from --base's still gets its host and
+    # window sections against the base (a loop variable once replaced the
+    # base, and both were lost), and a built-in's address does not split its
+    # row in two.
+    def prof(name, seconds):
+        stats = {("~", 0, f"<function Event.synchronize at {name}>"):
+                 (1, 1, seconds, seconds, {})}
+        with open(tmp_path / f"{arm}.prof", "wb") as f:
+            marshal.dump(stats, f)
+
+    for arm, k, addr, sync, runs in (("sd2", 2, "0x7f01", 0.004, [one, two]),
+                                     ("dsl4@1-64:2", 4, "0x7f02", 0.003, [two, two])):
+        prof(addr, sync)
+        from profile_step import parse_arm
+        (tmp_path / f"{arm}.json").write_text(json.dumps({
+            "arm": parse_arm(arm), "tpot_ms": 5.0, "steps": 10,
+            "wall_per_step_us": 1.0, "cprofile_wall_per_step_us": 2.0,
+            "cprofile_steps": 2, "gpu_us_per_step": 3.0, "gpu_events_per_step": 4.0,
+            "host_calls_per_step": {"cudaGraphLaunch": 3.0}, **window_summary(runs)}))
+    text = report(tmp_path, ["sd2", "dsl4@1-64:2"], top=5, base="sd2")
+    assert "dsl4@1-64:2 - sd2: host own time per engine step, total -500.0 us" in text
+    assert "   -500.0 us  (  1500.0 vs   2000.0)  ~:0(<function Event.synchronize>)" in text
+    window = next(line for line in text.splitlines()
+                  if line.startswith("dsl4@1-64:2 - sd2, profiled window"))
+    assert "(8 steps in 2 run(s))" in window
+    # Busy per run: dsl4@ [8.5, 8.5], sd2 [10, 8.5] (variance 1.125): -0.75
+    # +- 1.96 * sqrt(1.125 / 2) = 1.47.
+    assert "GPU busy -0.8 [-2.2, +0.7] (8.5 vs 9.2)" in window
+    assert "Idle gaps (GPU waiting, by the kernels either side)" in text
+    assert (tmp_path / "report.txt").read_text() == text
+
+    bad = subprocess.run([sys.executable, str(BENCH / "profile_step.py"), "--models", "m",
+                          "--prompts", "p", "--out", str(tmp_path), "--arms", "sd2",
+                          "--profile-repeats", "0"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "--profile-repeats: expected a whole number >= 1" \
+        in bad.stderr
