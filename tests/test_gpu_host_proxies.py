@@ -26,8 +26,10 @@ import json, os, sys
 from pathlib import Path
 name = Path(sys.argv[0]).stem
 keys = ("DATA", "NL", "STEPS", "DRAFT", "PROXY_TEST_ENV")
-Path(os.environ["RECORD"], name + ".json").write_text(
-    json.dumps({k: os.environ.get(k) for k in keys}))
+record = {k: os.environ.get(k) for k in keys}
+if name == "kept_draft":
+    record = {"argv": sys.argv[1:]}
+Path(os.environ["RECORD"], name + ".json").write_text(json.dumps(record))
 print(name, "ran")
 sys.exit(int(os.environ.get("FAIL_" + name.upper(), "0")))
 '''
@@ -36,7 +38,8 @@ sys.exit(int(os.environ.get("FAIL_" + name.upper(), "0")))
 @pytest.fixture
 def host(tmp_path):
     checkout, root, record = scratch_checkout(
-        tmp_path, {"distill.py": STAND_IN, "build_scaled.py": STAND_IN},
+        tmp_path, {"distill.py": STAND_IN, "build_scaled.py": STAND_IN,
+                   "kept_draft.py": STAND_IN},
         "export PROXY_TEST_ENV=sourced\n")
     (root / "models" / "smollm2-l16").mkdir(parents=True)
     env = {**os.environ, "GPU_HOST_ROOT": str(root),
@@ -165,3 +168,39 @@ def test_foreground_exits_with_the_first_failing_status(host):
     (root / "models" / "smollm2-l16" / ".built").touch()
     out = _start(checkout, {**env, "FAIL_BUILD_SCALED": "5"}, "--foreground")
     assert out.returncode == 5 and "build_scaled rc=5" in out.stdout
+
+
+def _stage_kept_draft(root: Path) -> Path:
+    """The kept draft's files where the bundle stages them (pack-offline.sh
+    --with-drafts): models/kept/smollm2-l16-self/."""
+    kept = root / "models" / "kept" / "smollm2-l16-self"
+    kept.mkdir(parents=True)
+    (kept / "smollm2-l16-self.safetensors").write_bytes(b"weights")
+    (kept / "smollm2-l16-self.meta.tar.gz").write_bytes(b"meta")
+    return kept
+
+
+def test_a_staged_kept_draft_is_assembled_instead_of_distilled(host):
+    checkout, root, env, tmp = host
+    kept = _stage_kept_draft(root)
+    (root / "models" / "smollm2-l16" / ".built").touch()
+    assert _start(checkout, env).returncode == 0
+    assert wait_for_text(tmp / "proxies" / "done") == "0"
+    assert json.loads((tmp / "record" / "kept_draft.json").read_text()) == {
+        "argv": ["assemble", "smollm2-l16-self", str(kept)]}
+    assert not (tmp / "record" / "distill.json").exists()
+    chain = (tmp / "proxies" / "chain.log").read_text().splitlines()
+    assert [line.split()[:2] for line in chain] == [
+        ["kept-l16-self", "rc=0"], ["build_scaled", "rc=0"]]
+
+
+def test_a_kept_draft_that_does_not_assemble_is_distilled(host):
+    checkout, root, env, tmp = host
+    _stage_kept_draft(root)
+    (root / "models" / "smollm2-l16" / ".built").touch()
+    assert _start(checkout, {**env, "FAIL_KEPT_DRAFT": "1"}).returncode == 0
+    assert wait_for_text(tmp / "proxies" / "done") == "0"
+    chain = (tmp / "proxies" / "chain.log").read_text().splitlines()
+    assert [line.split()[:2] for line in chain] == [
+        ["kept-l16-self", "rc=1"], ["distill-l16-self", "rc=0"], ["build_scaled", "rc=0"]]
+    assert json.loads((tmp / "record" / "distill.json").read_text())["STEPS"] == "900"

@@ -69,6 +69,7 @@ from kd import (  # noqa: E402
     kd_step,
     load_prompt_ids,
     log_step,
+    weights_sha256,
 )
 from transformers import AutoModelForCausalLM, AutoTokenizer  # noqa: E402
 
@@ -180,11 +181,8 @@ print(f"first-position acceptance after: {after:.3f} ({time.time() - t0:.0f}s)",
 dr.save_pretrained(OUT)
 tok.save_pretrained(OUT)
 # Which draft this is, so runs of different sessions can tell whether they ran the same one.
-digest = hashlib.sha256()
-for name, tensor in sorted(dr.state_dict().items()):
-    digest.update(name.encode())
-    digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
-print(f"draft weights sha256 {digest.hexdigest()}", flush=True)
+sha = weights_sha256(dr)
+print(f"draft weights sha256 {sha}", flush=True)
 (OUT / "distill.json").write_text(json.dumps({
     "draft_layers": N, "data": DATA, "steps": STEPS, "rows": n, "seq_len": L,
     "batch": B, "self_prompts": SELF_PROMPTS if DATA != "text" else None,
@@ -194,6 +192,6 @@ print(f"draft weights sha256 {digest.hexdigest()}", flush=True)
     "deterministic_algorithms": torch.are_deterministic_algorithms_enabled(),
     "draft_attention": dr.config._attn_implementation,
     "nondeterministic_ops": nondeterministic,
-    "weights_sha256": digest.hexdigest(),
+    "weights_sha256": sha,
     "seconds": round(time.time() - t0, 1),
 }, indent=1))

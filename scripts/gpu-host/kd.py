@@ -1,6 +1,8 @@
-"""Shared pieces of the draft distillations on the GPU host (distill.py, build_eagle.py):
-chat text as fixed-length token rows, and one KL distillation step with its log line."""
+"""Shared pieces of the draft distillations on the GPU host (distill.py, build_eagle.py,
+kept_draft.py): chat text as fixed-length token rows, one KL distillation step with its
+log line, and the sha256 that names a draft's weights."""
 
+import hashlib
 import json
 import time
 from pathlib import Path
@@ -21,6 +23,17 @@ def chat_rows(tok, train_json: Path, seq_len: int, max_tokens: int | None = None
             break
     n = len(ids) // seq_len
     return torch.tensor(ids[: n * seq_len]).view(n, seq_len)
+
+
+def weights_sha256(model) -> str:
+    """The sha256 of a model's weights: its state dict's names and raw bytes, by
+    name (tied weights appear under each name), as distill.py records it in
+    distill.json ("weights_sha256")."""
+    digest = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(tensor.detach().cpu().contiguous().view(torch.uint8).numpy().tobytes())
+    return digest.hexdigest()
 
 
 def kd_step(opt, sch, params, draft_logits, target_logits) -> torch.Tensor:

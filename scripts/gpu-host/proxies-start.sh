@@ -7,7 +7,11 @@
 #   1. waits for the 16-layer truncation (models/smollm2-l16/.built, which
 #      scripts/gpu-host/suite.sh writes with SUITE_DRAFT_LAYERS=4,16);
 #   2. distill.py: DATA=self NL=16 STEPS=$PROXY_STEPS (the draft distilled on
-#      the target's own greedy continuations, as sessions 9-16);
+#      the target's own greedy continuations, as sessions 9-16); or, where the
+#      bundle staged a kept draft (models/kept/smollm2-l16-self: pack-offline.sh
+#      --with-drafts, scripts/keep-draft.sh), kept_draft.py assemble rebuilds
+#      that draft from it in seconds (distill.py runs if the rebuilt weights do
+#      not hash to the kept distill.json's weights_sha256);
 #   3. build_scaled.py: smollm2-135m-x8b and smollm2-l16-self-x1b.
 # With --foreground (a session that runs no suite): step 1 builds the target
 # and the truncation itself (build_models.py DRAFT_LAYERS=16, writing the
@@ -29,7 +33,8 @@
 #   PROXY_STEPS    distillation steps (default 900)
 #   ROWS_DIR       kept distillation rows (default benchmarks/gpu-rows)
 # Files: $PROXY_DIR/chain.log (each step's exit status and seconds),
-# build_models.log (--foreground), distill-l16-self.log, build_scaled.log, and
+# build_models.log (--foreground), kept-l16-self.log (a kept draft staged),
+# distill-l16-self.log, build_scaled.log, and
 # done (written last: 0 when every step exited 0, else the first failing
 # status; a step after a failure is not run).
 set -euo pipefail
@@ -79,7 +84,11 @@ chain='
       rc=$?
     fi
   fi
-  if (( rc == 0 )); then
+  kept=$P_ROOT/models/kept/smollm2-l16-self
+  if (( rc == 0 )) && [[ -f "$kept/smollm2-l16-self.safetensors" ]] \
+      && step kept-l16-self python3 scripts/gpu-host/kept_draft.py assemble smollm2-l16-self "$kept"; then
+    :  # the kept draft, rebuilt and checked against its weights sha256
+  elif (( rc == 0 )); then
     DATA=self NL=16 STEPS=$P_STEPS step distill-l16-self python3 scripts/gpu-host/distill.py || rc=$?
   fi
   if (( rc == 0 )); then

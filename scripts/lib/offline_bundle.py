@@ -1312,6 +1312,23 @@ def _pack_cmd(a: argparse.Namespace) -> int:
                     "raw_sha256": sha256_file(Path(a.train_json)),
                 }
             )
+        for spec in a.data:
+            src, sep, dest = spec.partition("=")
+            if (not sep or not src or not dest or dest.startswith("/")
+                    or ".." in Path(dest).parts):
+                raise BundleError(f"--data {spec!r}: expected SRC=DEST, DEST a path "
+                                  "under the host's root (no '..')")
+            if not Path(src).is_file():
+                raise BundleError(f"--data {spec!r}: no file {src}")
+            entries.append(
+                {
+                    "name": f"data/{dest}",
+                    "kind": "data",
+                    "src": src,
+                    "codec": "none",
+                    "dest": dest,
+                }
+            )
         if not entries:
             raise BundleError("nothing to pack")
         meta = {"kind": a.kind, "python": a.python, "vllm": meta_vllm}
@@ -1367,6 +1384,32 @@ def stage_rows(kept: Path, models: Path) -> list[str]:
     return staged
 
 
+def kept_drafts(records: Path, store: Path) -> tuple[list[str], list[str]]:
+    """The kept distilled drafts to pack as data: for each record
+    ``records/<name>.json`` (scripts/keep-draft.sh writes it: the sha256 of
+    each kept file), ``--data`` arguments for ``store/<name>/<file>`` to
+    ``models/kept/<name>/<file>`` where every file is there with its sha256;
+    and one line for each record whose files are not (the chain then
+    distills that draft on the host)."""
+    args: list[str] = []
+    missing: list[str] = []
+    for record in sorted(records.glob("*.json")):
+        name = record.stem
+        files = json.loads(record.read_text())["files"]
+        bad = [f for f, sha in files.items()
+               if not (store / name / f).is_file() or sha256_file(store / name / f) != sha]
+        if bad:
+            missing.append(
+                f"kept draft {name} ({record}): {', '.join(bad)} not in {store / name} "
+                "with the recorded sha256, so it is not packed and the proxies' chain "
+                "distills it (~5 min of the GPU); send it back with "
+                "scripts/gpu-host/send-draft.sh and keep it with scripts/keep-draft.sh")
+            continue
+        for f in sorted(files):
+            args.append(f"--data={store / name / f}=models/kept/{name}/{f}")
+    return args, missing
+
+
 def main(argv: list[str]) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawTextHelpFormatter
@@ -1416,6 +1459,11 @@ def main(argv: list[str]) -> int:
     sz = sub.add_parser("size")
     sz.add_argument("size")
     sub.add_parser("default-kernels")
+    pk.add_argument("--data", action="append", default=[], metavar="SRC=DEST",
+                    help="a file staged on the host as ROOT/DEST")
+    kd = sub.add_parser("kept-drafts")
+    kd.add_argument("records", type=Path)
+    kd.add_argument("store", type=Path)
     sr = sub.add_parser("stage-rows")
     sr.add_argument("kept", type=Path)
     sr.add_argument("models", type=Path)
@@ -1454,6 +1502,12 @@ def main(argv: list[str]) -> int:
             print(parse_size(a.size))
         elif a.cmd == "default-kernels":
             print("\n".join(DEFAULT_KERNELS))
+        elif a.cmd == "kept-drafts":
+            args, missing = kept_drafts(a.records, a.store)
+            for line in missing:
+                print(line, file=sys.stderr)
+            if args:
+                print("\n".join(args))
         elif a.cmd == "stage-rows":
             staged = stage_rows(a.kept, a.models)
             if staged:
