@@ -43,24 +43,27 @@ done | sort -u -k1,1 | cut -d' ' -f2-)
 [[ ${#parts[@]} -gt 0 ]] || die "no $name.safetensors.aa, .ab, ... in $*: send-draft.sh sends them (one call per group)"
 cat "${parts[@]}" > "$tmp/$name.safetensors"
 cp "${metas[0]}" "$tmp/$name.meta.tar.gz"
-record="{"
 for f in "$name.safetensors" "$name.meta.tar.gz"; do
   want=$(awk -v n="$f" '$2 == n || $2 == "*" n {print $1; exit}' "${sums[0]}")
   [[ -n "$want" ]] || die "$f is not in ${sums[0]}"
   got=$(sha256sum "$tmp/$f" | awk '{print $1}')
   [[ "$got" == "$want" ]] || die "$f: sha256 $got, expected $want: a part is missing or corrupt (${#parts[@]} part(s) joined); nothing kept"
-  record+="\"$f\": \"$want\", "
 done
-record="${record%, }}"
+# The record (written to a temp file first: a meta tarball without distill.json
+# keeps nothing), then the files into the store.
+python3 - "$tmp" "$name" "$tmp/record.json" <<'PY' || die "$name.meta.tar.gz has no readable distill.json; nothing kept"
+import hashlib, json, sys, tarfile
+from pathlib import Path
+tmp, name, out = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
+files = [f"{name}.safetensors", f"{name}.meta.tar.gz"]
+with tarfile.open(tmp / files[1]) as tar:
+    distill = json.load(tar.extractfile("distill.json"))
+sums = {f: hashlib.sha256((tmp / f).read_bytes()).hexdigest() for f in files}
+out.write_text(json.dumps({"name": name, "files": sums,
+                           "weights_sha256": distill["weights_sha256"],
+                           "distill": distill}, indent=1) + "\n")
+PY
 mkdir -p "$store" "$records"
 mv "$tmp/$name.safetensors" "$tmp/$name.meta.tar.gz" "$store/"
-distill=$(tar -xzOf "$store/$name.meta.tar.gz" distill.json) \
-  || die "$name.meta.tar.gz has no distill.json"
-python3 - "$records/$name.json" "$record" "$distill" <<'PY'
-import json, sys
-out, files, distill = sys.argv[1], json.loads(sys.argv[2]), json.loads(sys.argv[3])
-record = {"name": out.rsplit("/", 1)[-1][: -len(".json")], "files": files,
-          "weights_sha256": distill["weights_sha256"], "distill": distill}
-open(out, "w").write(json.dumps(record, indent=1) + "\n")
-PY
-echo "kept $name in $store ($(du -sh "$store" | cut -f1)); recorded in $records/$name.json (weights sha256 $(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['weights_sha256'][:16])" "$records/$name.json")...): commit the record"
+mv "$tmp/record.json" "$records/$name.json"
+echo "kept $name in $store ($(du -sh "$store" | cut -f1)); recorded in $records/$name.json: commit the record"
