@@ -1432,6 +1432,8 @@ def main(argv: list[str]) -> int:
     pk.add_argument("--cache", help="where compressed kernels are cached")
     pk.add_argument("--gguf")
     pk.add_argument("--train-json")
+    pk.add_argument("--data", action="append", default=[], metavar="SRC=DEST",
+                    help="a file staged on the host as ROOT/DEST")
     pk.add_argument(
         "--dl",
         action="append",
@@ -1459,8 +1461,6 @@ def main(argv: list[str]) -> int:
     sz = sub.add_parser("size")
     sz.add_argument("size")
     sub.add_parser("default-kernels")
-    pk.add_argument("--data", action="append", default=[], metavar="SRC=DEST",
-                    help="a file staged on the host as ROOT/DEST")
     kd = sub.add_parser("kept-drafts")
     kd.add_argument("records", type=Path)
     kd.add_argument("store", type=Path)
