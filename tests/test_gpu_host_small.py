@@ -26,8 +26,14 @@ import json, os, sys
 from pathlib import Path
 name = Path(sys.argv[0]).stem
 keys = ("DATA", "NL", "STEPS", "DRAFT_LAYERS", "GPU_HOST_ROOT", "SMALL_TEST_ENV")
-Path(os.environ["RECORD"], name + ".json").write_text(
-    json.dumps({k: os.environ.get(k) for k in keys}))
+record = {k: os.environ.get(k) for k in keys}
+if name == "kept_draft":
+    record = {"argv": sys.argv[1:]}
+Path(os.environ["RECORD"], name + ".json").write_text(json.dumps(record))
+if name == "kept_draft" and not os.environ.get("FAIL_KEPT_DRAFT"):
+    out = Path(os.environ["GPU_HOST_ROOT"], "models", "smollm2-l4-self")
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "distill.json").write_text('{"acceptance": 0.32, "kept": true}')
 if name == "distill":
     out = Path(os.environ["GPU_HOST_ROOT"], "models", "smollm2-l4-self")
     out.mkdir(parents=True, exist_ok=True)
@@ -39,7 +45,8 @@ sys.exit(int(os.environ.get("FAIL_" + name.upper(), "0")))
 @pytest.fixture
 def host(tmp_path):
     checkout, root, record = scratch_checkout(
-        tmp_path, {"build_models.py": STAND_IN, "distill.py": STAND_IN},
+        tmp_path, {"build_models.py": STAND_IN, "distill.py": STAND_IN,
+                   "kept_draft.py": STAND_IN},
         "export SMALL_TEST_ENV=sourced\n")
     env = {**os.environ, "GPU_HOST_ROOT": str(root),
            "SMALL_DIR": str(tmp_path / "small"), "RECORD": str(record)}
@@ -139,3 +146,30 @@ def test_help_prints_the_header(host):
     assert shown.returncode == 0
     assert "Usage: bash scripts/gpu-host/small-start.sh" in shown.stdout
     assert _start(checkout, env, "--bogus").returncode == 2
+
+
+def test_a_staged_kept_draft_is_assembled_and_else_distilled(host):
+    checkout, root, env, tmp = host
+    kept = root / "models" / "kept" / "smollm2-l4-self"
+    kept.mkdir(parents=True)
+    (kept / "smollm2-l4-self.safetensors").write_bytes(b"weights")
+    assert _start(checkout, env).returncode == 0
+    assert wait_for_text(tmp / "small" / "done") == "0"
+    assert json.loads((tmp / "record" / "kept_draft.json").read_text()) == {
+        "argv": ["assemble", "smollm2-l4-self", str(kept)]}
+    assert not (tmp / "record" / "distill.json").exists()
+    assert json.loads((tmp / "small" / "distill-l4-self.json").read_text())["kept"] is True
+    steps = [line.split()[:2] for line in
+             (tmp / "small" / "chain.log").read_text().splitlines()]
+    assert steps == [["build_models", "rc=0"], ["kept-l4-self", "rc=0"]]
+
+    (tmp / "small" / "done").unlink()
+    (tmp / "record" / "kept_draft.json").unlink()
+    assert _start(checkout, {**env, "FAIL_KEPT_DRAFT": "1"}).returncode == 0
+    assert wait_for_text(tmp / "small" / "done") == "0"
+    steps = [line.split()[:2] for line in
+             (tmp / "small" / "chain.log").read_text().splitlines()]
+    assert steps == [["build_models", "rc=0"], ["kept-l4-self", "rc=1"],
+                     ["distill-l4-self", "rc=0"]]
+    assert json.loads((tmp / "small" / "distill-l4-self.json").read_text()) == {
+        "acceptance": 0.31}

@@ -6,7 +6,11 @@
 # on the target's own greedy continuations) in its own process session
 # (setsid) and returns at once:
 #   1. build_models.py with DRAFT_LAYERS=4 (the target and the truncation);
-#   2. distill.py: DATA=self NL=4 STEPS=$SMALL_STEPS (models/smollm2-l4-self).
+#   2. distill.py: DATA=self NL=4 STEPS=$SMALL_STEPS (models/smollm2-l4-self);
+#      or, where the bundle staged a kept draft (models/kept/smollm2-l4-self:
+#      scripts/gpu-host/send-draft.sh N smollm2-l4-self, scripts/keep-draft.sh,
+#      pack-offline.sh --with-drafts), kept_draft.py assemble rebuilds it (chain
+#      step kept-l4-self; distill.py runs if it does not hash to its kept sha).
 # With --beside-suite (scripts/gpu-host/beside-small.sh: the GPU suite builds
 # the same models beside it), step 1 waits up to SMALL_WAIT_S for the suite's
 # truncation (models/smollm2-l4/.built) instead of building; a wait that runs
@@ -80,7 +84,11 @@ chain='
   else
     DRAFT_LAYERS=4 step build_models python3 scripts/gpu-host/build_models.py || rc=$?
   fi
-  if (( rc == 0 )); then
+  kept=$S_ROOT/models/kept/smollm2-l4-self
+  if (( rc == 0 )) && [[ -f "$kept/smollm2-l4-self.safetensors" ]] \
+      && step kept-l4-self python3 scripts/gpu-host/kept_draft.py assemble smollm2-l4-self "$kept"; then
+    :  # the kept draft, rebuilt and checked against its weights sha256
+  elif (( rc == 0 )); then
     DATA=self NL=4 STEPS=$S_STEPS step distill-l4-self python3 scripts/gpu-host/distill.py || rc=$?
   fi
   if (( rc == 0 )); then
