@@ -210,14 +210,18 @@ def kernel_table(kernels: list[tuple[str, float, float]], nsteps: int,
             "span_us_per_step": span / nsteps}
 
 
-def short_kernel_name(name: str, width: int = 60) -> str:
-    """A kernel's name without ``void `` and template or argument lists,
-    cut to ``width``: ``void at::native::reduce_kernel<512, 1, ...>(...)`` is
-    ``at::native::reduce_kernel``."""
+def short_kernel_name(name: str, width: int = 90) -> str:
+    """A kernel's name without ``void `` and its argument list, cut to
+    ``width``; the template arguments stay, since they tell apart kernels of
+    one template (``cutlass::device_kernel<flash::FlashAttnFwdSm90<...`` and
+    ``cutlass::device_kernel<flash::FlashAttnFwdCombine<...``)."""
     name = name.removeprefix("void ")
-    for mark in ("<", "("):
-        if mark in name[1:]:
-            name = name[: name.index(mark, 1)]
+    depth = 0
+    for i, ch in enumerate(name):
+        depth += (ch == "<") - (ch == ">")
+        if ch == "(" and depth == 0 and i > 0:
+            name = name[:i]
+            break
     return name[:width]
 
 
@@ -455,8 +459,8 @@ def kernel_report(res: dict, base_of: dict[str, str], top: int) -> list[str]:
                            ("span", "span_us_per_step"),
                            ("idle", "idle_us_per_step"),
                            ("wall", "wall_us_per_step")):
-            if key == "idle_us_per_step" and key not in r:
-                continue
+            if key == "idle_us_per_step" and (key not in r or key not in b):
+                continue  # a file written before the idle time was kept
             mine, theirs = _runs(r, key), _runs(b, key)
             figures.append(f"{label} {difference_interval(mine, theirs)}"
                            f" ({statistics.fmean(mine):.1f} vs "
@@ -472,7 +476,7 @@ def kernel_report(res: dict, base_of: dict[str, str], top: int) -> list[str]:
             lines.append("  Idle gaps (GPU waiting, by the kernels either side) "
                          "differing most:")
             lines += largest_differences(r["gaps_us_per_step"],
-                                         b["gaps_us_per_step"], top, name_width=125)
+                                         b["gaps_us_per_step"], top)
     return lines
 
 

@@ -2435,6 +2435,13 @@ def test_profile_step_kernel_table_counts_overlapping_kernels_once_and_ranks_by_
     assert lines[2].split() [:2] == ["+2.0", "us"] and lines[2].endswith("exit")
     # An arm without a window profile, or whose base did not run, is skipped.
     assert kernel_report({"sd2": base}, {"sd2": "sd4"}, top=5) == []
+    # A base written before idle time and per-run figures were kept: no idle
+    # figure, the rest against its means.
+    from profile_step import window_summary
+    newer = window_summary([(kernels, 2, 21e-6)])
+    lines = kernel_report({"sd2": base, "dsl4": newer}, {"dsl4": "sd2"}, top=5)
+    assert "GPU busy +0.0 (12.0 vs 12.0)" in lines[1] and "idle" not in lines[1]
+    assert "Idle gaps" not in "\n".join(lines)
 
     bad = subprocess.run([sys.executable, str(BENCH / "profile_step.py"), "--models", "m",
                           "--prompts", "p", "--out", str(tmp_path), "--arms", "sd2,dsl4",
@@ -2450,9 +2457,12 @@ def test_profile_step_kernel_table_counts_overlapping_kernels_once_and_ranks_by_
 def test_profile_step_gaps_name_the_kernels_either_side_of_an_idle_gpu():
     from profile_step import kernel_gaps, short_kernel_name
 
-    assert short_kernel_name("void at::native::reduce_kernel<512, 1>(int)") == \
-        "at::native::reduce_kernel"
+    assert short_kernel_name("void at::native::reduce_kernel<512, 1>(int, f<a>(b))") == \
+        "at::native::reduce_kernel<512, 1>"
+    # An argument list inside the template (a function type) stays.
+    assert short_kernel_name("void k<void (int)>(float)") == "k<void (int)>"
     assert short_kernel_name("nvjet_sm90_tst_96x64_TNN") == "nvjet_sm90_tst_96x64_TNN"
+    assert short_kernel_name("x" * 100) == "x" * 90
     assert short_kernel_name("x" * 80, width=10) == "x" * 10
     # Two steps. "gemm" 0-10, "exit" 5-12 (ends the busy interval), idle
     # 12-20, "copy" 20-22, idle 22-22.5 (under 1 us: not a gap), "gemm"
