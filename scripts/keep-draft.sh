@@ -43,22 +43,23 @@ done | sort -u -k1,1 | cut -d' ' -f2-)
 [[ ${#parts[@]} -gt 0 ]] || die "no $name.safetensors.aa, .ab, ... in $*: send-draft.sh sends them (one call per group)"
 cat "${parts[@]}" > "$tmp/$name.safetensors"
 cp "${metas[0]}" "$tmp/$name.meta.tar.gz"
+verified=()
 for f in "$name.safetensors" "$name.meta.tar.gz"; do
   want=$(awk -v n="$f" '$2 == n || $2 == "*" n {print $1; exit}' "${sums[0]}")
   [[ -n "$want" ]] || die "$f is not in ${sums[0]}"
   got=$(sha256sum "$tmp/$f" | awk '{print $1}')
   [[ "$got" == "$want" ]] || die "$f: sha256 $got, expected $want: a part is missing or corrupt (${#parts[@]} part(s) joined); nothing kept"
+  verified+=("$f=$want")
 done
 # The record (written to a temp file first: a meta tarball without distill.json
-# keeps nothing), then the files into the store.
-python3 - "$tmp" "$name" "$tmp/record.json" <<'PY' || die "$name.meta.tar.gz has no readable distill.json; nothing kept"
-import hashlib, json, sys, tarfile
+# keeps nothing) with the sha256 just checked, then the files into the store.
+python3 - "$tmp" "$name" "$tmp/record.json" "${verified[@]}" <<'PY' || die "$name.meta.tar.gz has no readable distill.json; nothing kept"
+import json, sys, tarfile
 from pathlib import Path
 tmp, name, out = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
-files = [f"{name}.safetensors", f"{name}.meta.tar.gz"]
-with tarfile.open(tmp / files[1]) as tar:
+sums = dict(arg.split("=", 1) for arg in sys.argv[4:])
+with tarfile.open(tmp / f"{name}.meta.tar.gz") as tar:
     distill = json.load(tar.extractfile("distill.json"))
-sums = {f: hashlib.sha256((tmp / f).read_bytes()).hexdigest() for f in files}
 out.write_text(json.dumps({"name": name, "files": sums,
                            "weights_sha256": distill["weights_sha256"],
                            "distill": distill}, indent=1) + "\n")

@@ -21,13 +21,15 @@ naming what differs and leaves no NAME folder, so the chain distills instead.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
 import sys
 import tarfile
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lib"))
+from offline_bundle import sha256_file  # noqa: E402
 
 EMBED = "model.embed_tokens.weight"
 META = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_config.json",
@@ -36,14 +38,6 @@ META = ("config.json", "generation_config.json", "tokenizer.json", "tokenizer_co
 
 def models_dir() -> Path:
     return Path(os.environ.get("GPU_HOST_ROOT", "/tmp/gpuhost")) / "models"
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while buf := f.read(1 << 20):
-            h.update(buf)
-    return h.hexdigest()
 
 
 def export(name: str, out: Path) -> None:

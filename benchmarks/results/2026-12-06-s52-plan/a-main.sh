@@ -25,8 +25,19 @@
 #      engines started alone, every arm timing its host calls (HostTimer, +t).
 #      Read with benchmarks/full_steps.py and benchmarks/host_timer_table.py.
 # Then collect.sh (this folder), each call the moment the one before answers.
+# Later plans run it with PLAN_DIR (default /tmp/s53), RUN_F and RUN_P (the
+# profile's and the A/B's names, default s53f and s53p), PLAN_PROF_ARMS (the
+# profile's arms, default above; PROF_ARMS still cuts them), PLAN_PROF_ARGS
+# (more profile_step.py arguments, default none), PLAN_PROF_TIMEOUT_S (900),
+# PLAN_CONC (the A/B's concurrencies, default 64,32; CONC still overrides) and
+# PLAN_BIG_GPU_ARM (the arm added on a GPU of >= 100 GB, default
+# dsl2@1-64:2+t; empty for none), as ../2026-12-06-s53-plan/a-main.sh does.
 set -euo pipefail
-R=/tmp/s53; mkdir -p "$R"
+R=${PLAN_DIR:-/tmp/s53}; mkdir -p "$R"
+f=${RUN_F:-s53f} p=${RUN_P:-s53p}
+prof_arms=${PROF_ARMS:-${PLAN_PROF_ARMS:-sd2,dsl2@1-64:2,dsl4@1-64:2}}
+conc=${CONC:-${PLAN_CONC:-64,32}}
+read -r -a prof_args <<< "${PLAN_PROF_ARGS:-}"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b10}")
 source "$root/env.sh"
 M=$root/models
@@ -34,12 +45,12 @@ SUITE_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores) -k no_blocking_syn
   GPU_HOST_ROOT=$root SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R"
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 PAIR=(--models "$M" --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts)
-GPU_HOST_ROOT=$root AB_SCRIPT=profile_step.py AB_TIMEOUT_S=900 AB_WAIT_FILE=$R/go AB_WAIT_S=900 \
-  bash scripts/gpu-host/ab-start.sh s53f -- "${PAIR[@]}" --dataset sharegpt-test --out prof \
-  --arms "${PROF_ARMS:-sd2,dsl2@1-64:2,dsl4@1-64:2}" --concurrency 64 --requests 64 --max-tokens 256 \
-  --profile-window 20:40 --base sd2 --engine "$E" \
-  > "$R/ab-start-s53f.log" 2>&1 || { cat "$R/ab-start-s53f.log"; exit 1; }
-setsid bash scripts/gpu-host/go-when-quiet.sh "$R/go-ab" --after /tmp/ab/s53f/rc \
+GPU_HOST_ROOT=$root AB_SCRIPT=profile_step.py AB_TIMEOUT_S=${PLAN_PROF_TIMEOUT_S:-900} AB_WAIT_FILE=$R/go AB_WAIT_S=900 \
+  bash scripts/gpu-host/ab-start.sh "$f" -- "${PAIR[@]}" --dataset sharegpt-test --out prof \
+  --arms "$prof_arms" --concurrency 64 --requests 64 --max-tokens 256 \
+  --profile-window 20:40 "${prof_args[@]}" --base sd2 --engine "$E" \
+  > "$R/ab-start-$f.log" 2>&1 || { cat "$R/ab-start-$f.log"; exit 1; }
+setsid bash scripts/gpu-host/go-when-quiet.sh "$R/go-ab" --after "/tmp/ab/$f/rc" \
   --max-wait 120 < /dev/null > /dev/null 2>&1 &
 gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n 1)
 # Every arm with ab_hooks.HostTimer (+t): the host's time per step by call,
@@ -47,13 +58,14 @@ gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | he
 # overhead in each arm.
 T='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
 arms=sd2+t,dsl4@1-64:2+t,dsl4+t
-(( ${gpu_mib:-0} >= 100000 )) && arms=$arms,dsl2@1-64:2+t
-echo "GPU memory ${gpu_mib:-?} MiB: s53f, then s53p $arms ${CONC:-64,32}" | tee "$R/ab-plan.txt"
+big=${PLAN_BIG_GPU_ARM-dsl2@1-64:2+t}
+if [[ -n "$big" ]] && (( ${gpu_mib:-0} >= 100000 )); then arms=$arms,$big; fi
+echo "GPU memory ${gpu_mib:-?} MiB: $f ($prof_arms), then $p $arms $conc" | tee "$R/ab-plan.txt"
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go-ab AB_WAIT_S=1500 \
-  bash scripts/gpu-host/ab-start.sh s53p -- "${PAIR[@]}" --concurrency "${CONC:-64,32}" \
+  bash scripts/gpu-host/ab-start.sh "$p" -- "${PAIR[@]}" --concurrency "$conc" \
   --max-tokens 256 --waves 1 --base-requests 8 --rotate-prompts --engine "$E" \
   --out abab.json --arms "$arms" --arm-options "$T" --rounds 12 --warm-rounds 1 --dsl-starts-alone \
-  > "$R/ab-start-s53p.log" 2>&1 || { cat "$R/ab-start-s53p.log"; exit 1; }
+  > "$R/ab-start-$p.log" 2>&1 || { cat "$R/ab-start-$p.log"; exit 1; }
 sleep 20
 tar czf "$OUT/a.tgz" -C "$(dirname "$R")" "$(basename "$R")"
-echo "started: proxies chain, no-sync tests; queued on $R/go: s53f, then s53p"
+echo "started: proxies chain, no-sync tests; queued on $R/go: $f, then $p"
