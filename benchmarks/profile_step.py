@@ -20,7 +20,10 @@ then records (GPU activity only, so the host runs at its own pace) the GPU
 kernel time per step by kernel name, the GPU's busy time per step (the union
 of the kernels' intervals), its span (first kernel's start to last one's end),
 the window's wall time per step, and where the GPU sat idle: each gap of over
-1 µs between the busy intervals, by the kernels on either side (``A -> B``).
+1 µs between the busy intervals, by the kernels on either side (``A -> B``),
+and on a GPU the part of each gap before the host issued ``B`` (host-late:
+from the runtime call of ``B``'s correlation id in the profiler's Chrome
+trace; the rest of a gap had ``B`` queued behind a device-side dependency).
 ``--profile-repeats R`` profiles the window in R runs (waves) of the engine:
 the figures are their mean, and each run's busy, span and wall time are kept,
 so the report can give a difference with its run-to-run spread.
@@ -225,48 +228,114 @@ def short_kernel_name(name: str, width: int = 90) -> str:
     return name[:width]
 
 
-def kernel_gaps(kernels: list[tuple[str, float, float]], nsteps: int,
+def kernel_gaps(kernels: list[tuple], nsteps: int,
                 min_gap_us: float = 1.0, top: int = 30) -> dict:
     """Where the GPU sat idle in one window of ``nsteps`` steps: each gap of
     over ``min_gap_us`` between the union of the kernels' intervals, keyed by
     the kernel that ended last before it and the one that starts it
     (``short_kernel_name``, ``A -> B``); µs per step and gaps per step, the
-    ``top`` keys by time."""
+    ``top`` keys by time.
+
+    Kernels are ``(name, start_us, end_us)``, or ``(name, start_us, end_us,
+    launch_us)`` from ``trace_kernels``: then each gap's **host-late** part
+    is kept too, the part of it before the host issued ``B`` (``launch_us``,
+    clamped to the gap): the GPU waiting for the host. The rest of a gap had
+    ``B`` queued (a device-side wait: a graph's or stream's dependency). A
+    gap whose ``B`` has no known launch counts as not host-late, and
+    ``launch_known`` is the share of the idle time whose ``B`` had one."""
     time_of: dict[str, float] = {}
     count_of: dict[str, int] = {}
+    late_of: dict[str, float] = {}
+    known = 0.0
     reach = None
     last = ""
-    for name, start, end in sorted(kernels, key=lambda k: k[1]):
-        if reach is not None and start - reach > min_gap_us:
+    for kernel in sorted(kernels, key=lambda k: k[1]):
+        name, start, end = kernel[:3]
+        gap = start - reach if reach is not None else 0.0
+        if gap > min_gap_us:
             key = f"{short_kernel_name(last)} -> {short_kernel_name(name)}"
-            time_of[key] = time_of.get(key, 0.0) + start - reach
+            time_of[key] = time_of.get(key, 0.0) + gap
             count_of[key] = count_of.get(key, 0) + 1
+            launch = kernel[3] if len(kernel) > 3 else None
+            if launch is not None:
+                known += gap
+                late_of[key] = (late_of.get(key, 0.0)
+                                + min(max(launch - reach, 0.0), gap))
         if reach is None or end > reach:
             reach, last = end, name
     ranked = sorted(time_of.items(), key=lambda kv: -kv[1])[:top]
-    return {"gaps_us_per_step": {k: v / nsteps for k, v in ranked},
-            "gaps_per_step": {k: count_of[k] / nsteps for k, _ in ranked},
-            "idle_us_per_step": sum(time_of.values()) / nsteps}
+    idle = sum(time_of.values())
+    out = {"gaps_us_per_step": {k: v / nsteps for k, v in ranked},
+           "gaps_per_step": {k: count_of[k] / nsteps for k, _ in ranked},
+           "idle_us_per_step": idle / nsteps}
+    if any(len(k) > 3 for k in kernels):
+        out["host_late_us_per_step"] = sum(late_of.values()) / nsteps
+        out["gaps_host_late_us_per_step"] = {k: late_of.get(k, 0.0) / nsteps
+                                             for k, _ in ranked}
+        out["launch_known"] = known / idle if idle else 1.0
+    return out
 
 
-def window_summary(windows: list[tuple[list[tuple[str, float, float]], int, float]],
-                   top: int = 60) -> dict:
-    """The window figures over one or more profiled runs ``(kernels,
-    steps, wall_s)``: kernel time by name, busy, span, idle gaps and wall
-    time per step, each the mean over the runs (steps-weighted), and each
-    run's busy, span and wall time per step under ``"runs"``."""
-    nsteps = sum(n for _, n, _ in windows)
+# Chrome-trace categories: the host calls that issue GPU work, and that work.
+_HOST_CALLS = ("cuda_runtime", "cuda_driver")
+_GPU_WORK = ("kernel", "gpu_memcpy", "gpu_memset")
+
+
+def trace_kernels(trace: dict) -> list[tuple[str, float, float, float | None]]:
+    """The GPU work of a torch profiler Chrome trace (``export_chrome_trace``:
+    kernels, memcpys, memsets) as ``(name, start_us, end_us, launch_us)``:
+    ``launch_us`` is the start of the host call of the same correlation id
+    that issued it (a kernel launch, a memcpy, or the ``cudaGraphLaunch`` of
+    the graph it ran in), None where the trace has none."""
+    launch: dict[int, float] = {}
+    work = []
+    for e in trace.get("traceEvents", []):
+        if e.get("ph") != "X":
+            continue
+        cat = e.get("cat", "")
+        corr = (e.get("args") or {}).get("correlation")
+        if cat in _HOST_CALLS and corr is not None:
+            launch[corr] = float(e["ts"])
+        elif cat in _GPU_WORK:
+            start = float(e["ts"])
+            work.append((e["name"], start, start + float(e.get("dur", 0.0)), corr))
+    return [(n, s, t, launch.get(c)) for n, s, t, c in work]
+
+
+def window_summary(windows: list[tuple], top: int = 60,
+                   run_gaps: int = 8) -> dict:
+    """The window figures over one or more profiled runs ``(kernels, steps,
+    wall_s)`` or ``(kernels, steps, wall_s, traced)`` (``traced``: the same
+    run's ``trace_kernels``, for the gaps' host-late part, or None): kernel
+    time by name, busy, span, idle gaps (and their host-late part) and wall
+    time per step, each the mean over the runs (steps-weighted), and under
+    ``"runs"`` each run's busy, span, idle and wall time per step (its
+    host-late time, and its ``run_gaps`` largest gaps), so one odd run shows
+    as one."""
+    nsteps = sum(w[1] for w in windows)
     runs = []
     by_name: dict[str, float] = {}
     gaps: dict[str, float] = {}
     gap_counts: dict[str, float] = {}
-    for kernels, n, wall in windows:
+    late: dict[str, float] = {}
+    late_steps = 0
+    for kernels, n, wall, *rest in windows:
         t = kernel_table(kernels, n, top=len(kernels) or 1)
         g = kernel_gaps(kernels, n, top=len(kernels) or 1)
-        runs.append({"steps": n, "wall_us_per_step": 1e6 * wall / n,
-                     **{k: t[k] for k in ("busy_us_per_step", "span_us_per_step",
-                                          "kernel_us_per_step")},
-                     "idle_us_per_step": g["idle_us_per_step"]})
+        run = {"steps": n, "wall_us_per_step": 1e6 * wall / n,
+               **{k: t[k] for k in ("busy_us_per_step", "span_us_per_step",
+                                    "kernel_us_per_step")},
+               "idle_us_per_step": g["idle_us_per_step"],
+               "gaps_us_per_step": dict(list(g["gaps_us_per_step"].items())[:run_gaps])}
+        traced = rest[0] if rest else None
+        if traced:
+            h = kernel_gaps(traced, n, top=len(traced))
+            run["host_late_us_per_step"] = h["host_late_us_per_step"]
+            run["launch_known"] = h["launch_known"]
+            for k, v in h["gaps_host_late_us_per_step"].items():
+                late[k] = late.get(k, 0.0) + v * n
+            late_steps += n
+        runs.append(run)
         for k, v in t["kernels_us_per_step"].items():
             by_name[k] = by_name.get(k, 0.0) + v * n
         for k, v in g["gaps_us_per_step"].items():
@@ -278,16 +347,20 @@ def window_summary(windows: list[tuple[list[tuple[str, float, float]], int, floa
 
     ranked = sorted(by_name.items(), key=lambda kv: -kv[1])[:top]
     ranked_gaps = sorted(gaps.items(), key=lambda kv: -kv[1])[:top]
-    return {"torchprof_steps": nsteps,
-            "window_wall_us_per_step": mean("wall_us_per_step"),
-            "kernels_us_per_step": {k: v / nsteps for k, v in ranked},
-            "kernel_us_per_step": mean("kernel_us_per_step"),
-            "busy_us_per_step": mean("busy_us_per_step"),
-            "span_us_per_step": mean("span_us_per_step"),
-            "idle_us_per_step": mean("idle_us_per_step"),
-            "gaps_us_per_step": {k: v / nsteps for k, v in ranked_gaps},
-            "gaps_per_step": {k: gap_counts[k] / nsteps for k, _ in ranked_gaps},
-            "runs": runs}
+    out = {"torchprof_steps": nsteps,
+           "window_wall_us_per_step": mean("wall_us_per_step"),
+           "kernels_us_per_step": {k: v / nsteps for k, v in ranked},
+           "kernel_us_per_step": mean("kernel_us_per_step"),
+           "busy_us_per_step": mean("busy_us_per_step"),
+           "span_us_per_step": mean("span_us_per_step"),
+           "idle_us_per_step": mean("idle_us_per_step"),
+           "gaps_us_per_step": {k: v / nsteps for k, v in ranked_gaps},
+           "gaps_per_step": {k: gap_counts[k] / nsteps for k, _ in ranked_gaps},
+           "runs": runs}
+    if late_steps:
+        out["gaps_host_late_us_per_step"] = {
+            k: v / late_steps for k, v in sorted(late.items(), key=lambda kv: -kv[1])[:top]}
+    return out
 
 
 def difference_interval(mine: list[float], theirs: list[float]) -> str:
@@ -356,7 +429,8 @@ def child(args) -> int:
             events += run_events
             windows.append(([(e.name, e.time_range.start, e.time_range.end)
                              for e in run_events if e.device_type.name == "CUDA"],
-                            n, wall))
+                            n, wall, traced_kernels(tp, args.out / f".{args.arm}.trace.json")
+                            if torch.cuda.is_available() else None))
         out.update(window_summary(windows))
         nsteps = out["torchprof_steps"]
     else:
@@ -384,6 +458,20 @@ def child(args) -> int:
         tp.key_averages().table(sort_by="count", row_limit=80))
     (args.out / f"{args.arm}.json").write_text(json.dumps(out, indent=1))
     return 0
+
+
+def traced_kernels(tp, path: Path) -> list[tuple] | None:
+    """``trace_kernels`` of a stopped torch profiler, through a Chrome trace
+    written to ``path`` and removed; None, with a warning, where the trace
+    cannot be written or read (the window's other figures stand)."""
+    try:
+        tp.export_chrome_trace(str(path))
+        return trace_kernels(json.loads(path.read_text()))
+    except (OSError, ValueError, RuntimeError) as e:
+        sys.stderr.write(f"profile_step: no host launch times ({e})\n")
+        return None
+    finally:
+        path.unlink(missing_ok=True)
 
 
 def profile_window(engine, steps: StepCounter, args, activities, c: int,
@@ -475,8 +563,43 @@ def kernel_report(res: dict, base_of: dict[str, str], top: int) -> list[str]:
         if "gaps_us_per_step" in r and "gaps_us_per_step" in b:
             lines.append("  Idle gaps (GPU waiting, by the kernels either side) "
                          "differing most:")
-            lines += largest_differences(r["gaps_us_per_step"],
-                                         b["gaps_us_per_step"], top)
+            lines += gap_differences(r, b, top)
+    return lines
+
+
+def gap_differences(mine: dict, theirs: dict, top: int) -> list[str]:
+    """``largest_differences`` of two arms' idle gaps, each line with the
+    gap's host-late part in both arms (``kernel_gaps``) where both have it:
+    whether the GPU waited for the host's launch or for a queued
+    dependency."""
+    lines = largest_differences(mine["gaps_us_per_step"],
+                                theirs["gaps_us_per_step"], top)
+    ml = mine.get("gaps_host_late_us_per_step")
+    tl = theirs.get("gaps_host_late_us_per_step")
+    if ml is None or tl is None:
+        return lines
+    out = []
+    for line in lines:
+        key = line.split(")  ", 1)[1]
+        out.append(line.replace(")  ", f"; host-late {ml.get(key, 0.0):7.1f} vs "
+                                f"{tl.get(key, 0.0):7.1f})  ", 1))
+    return out
+
+
+def run_lines(res: dict) -> list[str]:
+    """Each profiled arm's runs, one figure set each (busy / idle / wall µs
+    a step, and the host-late idle where known): a run unlike the others
+    (a host stall, another process on the GPU) shows as one."""
+    lines = []
+    for a, r in res.items():
+        if "runs" not in r:
+            continue
+        late = all("host_late_us_per_step" in run for run in r["runs"])
+        lines.append(f"{a} runs (busy / idle{' / host-late' if late else ''} / wall "
+                     "us a step): " + " | ".join(
+                         f"{run['busy_us_per_step']:.0f} / {run['idle_us_per_step']:.0f}"
+                         + (f" / {run['host_late_us_per_step']:.0f}" if late else "")
+                         + f" / {run['wall_us_per_step']:.0f}" for run in r["runs"]))
     return lines
 
 
@@ -515,6 +638,12 @@ def report(out: Path, arms: list[str], top: int, base: str | None = None) -> str
         theirs_name = base_of[a]
         if theirs_name == a or theirs_name not in res:
             continue
+        missing = [f"{x}.prof" for x in (a, theirs_name) if not (out / f"{x}.prof").is_file()]
+        if missing:
+            # A results folder keeps report.txt and drops the large dumps.
+            lines += ["", f"{a} - {theirs_name}: host own time not compared "
+                      f"(no {', '.join(missing)} here)"]
+            continue
         mine = own_time_per_step(out / f"{a}.prof", r["cprofile_steps"])
         theirs = own_time_per_step(out / f"{theirs_name}.prof",
                                    res[theirs_name]["cprofile_steps"])
@@ -522,6 +651,9 @@ def report(out: Path, arms: list[str], top: int, base: str | None = None) -> str
         lines += ["", f"{a} - {theirs_name}: host own time per engine step, "
                   f"total {total:+.1f} us (under cProfile); largest differences:"]
         lines += largest_differences(mine, theirs, top)
+    runs = run_lines(res)
+    if runs:
+        lines += ["", *runs]
     lines += kernel_report(res, base_of, top)
     text = "\n".join(lines) + "\n"
     (out / "report.txt").write_text(text)

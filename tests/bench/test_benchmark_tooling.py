@@ -2539,3 +2539,99 @@ def test_profile_step_window_summary_keeps_each_run_and_the_report_its_spread(
                           "--profile-repeats", "0"], capture_output=True, text=True)
     assert bad.returncode == 2 and "--profile-repeats: expected a whole number >= 1" \
         in bad.stderr
+
+
+def test_profile_step_gaps_tell_a_late_launch_from_a_queued_one(tmp_path):
+    from profile_step import (gap_differences, kernel_gaps, report, run_lines,
+                              trace_kernels, window_summary)
+
+    # A Chrome trace as torch's profiler writes it: host calls (runtime and
+    # driver API) and the GPU work they issued, tied by "correlation".
+    trace = {"traceEvents": [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaGraphLaunch", "ts": 0.0,
+         "dur": 3.0, "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": "void body<1>(int)", "ts": 5.0, "dur": 10.0,
+         "args": {"correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": "loop_control", "ts": 15.0, "dur": 1.0,
+         "args": {"correlation": 1}},
+        # Issued at 2 (long before the loop ended at 16): queued, so its 30
+        # us gap is a device-side wait.
+        {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "ts": 2.0,
+         "dur": 1.0, "args": {"correlation": 2}},
+        {"ph": "X", "cat": "kernel", "name": "void copy<2>(float)", "ts": 46.0, "dur": 2.0,
+         "args": {"correlation": 2}},
+        # Issued at 60, 12 us after the GPU went idle at 48: 12 of its 14 us
+        # gap are the host's.
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "ts": 60.0,
+         "dur": 1.0, "args": {"correlation": 3}},
+        {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)",
+         "ts": 62.0, "dur": 1.0, "args": {"correlation": 3}},
+        # GPU work whose host call the trace lacks, then a memset.
+        {"ph": "X", "cat": "kernel", "name": "orphan", "ts": 70.0, "dur": 1.0,
+         "args": {"correlation": 9}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemsetAsync", "ts": 65.0,
+         "dur": 1.0, "args": {"correlation": 4}},
+        {"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "ts": 80.0,
+         "dur": 1.0, "args": {"correlation": 4}},
+        {"ph": "i", "cat": "kernel", "name": "marker", "ts": 1.0},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::copy_", "ts": 1.0, "dur": 1.0,
+         "args": {}},
+    ]}
+    k = trace_kernels(trace)
+    assert k == [("void body<1>(int)", 5.0, 15.0, 0.0), ("loop_control", 15.0, 16.0, 0.0),
+                 ("void copy<2>(float)", 46.0, 48.0, 2.0),
+                 ("Memcpy HtoD (Pinned -> Device)", 62.0, 63.0, 60.0),
+                 ("orphan", 70.0, 71.0, None), ("Memset (Device)", 80.0, 81.0, 65.0)]
+    g = kernel_gaps(k, nsteps=1)
+    assert g["gaps_us_per_step"] == {"loop_control -> copy<2>": 30.0,
+                                     "copy<2> -> Memcpy HtoD ": 14.0,
+                                     "orphan -> Memset ": 9.0,
+                                     "Memcpy HtoD  -> orphan": 7.0}
+    assert g["gaps_host_late_us_per_step"] == {"loop_control -> copy<2>": 0.0,
+                                               "copy<2> -> Memcpy HtoD ": 12.0,
+                                               "orphan -> Memset ": 0.0,
+                                               "Memcpy HtoD  -> orphan": 0.0}
+    assert g["host_late_us_per_step"] == 12.0
+    assert g["launch_known"] == pytest.approx(53 / 60)
+    # Without launch times there is no host-late figure at all.
+    plain = kernel_gaps([x[:3] for x in k], nsteps=1)
+    assert "host_late_us_per_step" not in plain
+    assert plain["gaps_us_per_step"] == g["gaps_us_per_step"]
+
+    # window_summary keeps each run's host-late time and largest gaps.
+    w = window_summary([([x[:3] for x in k], 1, 90e-6, k),
+                        ([x[:3] for x in k], 1, 90e-6, None)], run_gaps=1)
+    assert w["runs"][0]["host_late_us_per_step"] == 12.0
+    assert "host_late_us_per_step" not in w["runs"][1]
+    assert w["runs"][1]["gaps_us_per_step"] == {"loop_control -> copy<2>": 30.0}
+    assert w["gaps_host_late_us_per_step"]["copy<2> -> Memcpy HtoD "] == 12.0
+    base = window_summary([([x[:3] for x in k if x[0] != "loop_control"], 1, 90e-6,
+                            [x for x in k if x[0] != "loop_control"])])
+    mine = window_summary([([x[:3] for x in k], 1, 90e-6, k)])
+    lines = gap_differences(mine, base, top=2)
+    # The loop's end moved the copy's wait from after the body to after the
+    # control kernel, queued in both.
+    assert lines == [
+        "      -31.0 us  (     0.0 vs     31.0; host-late     0.0 vs     0.0)  body<1> -> copy<2>",
+        "      +30.0 us  (    30.0 vs      0.0; host-late     0.0 vs     0.0)  loop_control -> copy<2>"]
+    # Against a file without host-late figures: the plain lines.
+    old = window_summary([([x[:3] for x in k], 1, 90e-6)])
+    assert "host-late" not in "\n".join(gap_differences(mine, old, top=4))
+
+    assert run_lines({"sd2": old, "dsl4": mine, "x": {"tpot_ms": 1.0}}) == [
+        "sd2 runs (busy / idle / wall us a step): 16 / 60 / 90",
+        "dsl4 runs (busy / idle / host-late / wall us a step): 16 / 60 / 12 / 90"]
+
+    # report() of a results folder whose cProfile dumps were dropped.
+    for arm in ("sd2", "dsl4"):
+        from profile_step import parse_arm
+        (tmp_path / f"{arm}.json").write_text(json.dumps({
+            "arm": parse_arm(arm), "tpot_ms": 5.0, "steps": 10,
+            "wall_per_step_us": 1.0, "cprofile_wall_per_step_us": 2.0,
+            "cprofile_steps": 2, "gpu_us_per_step": 3.0, "gpu_events_per_step": 4.0,
+            "host_calls_per_step": {"cudaGraphLaunch": 3.0},
+            **(mine if arm == "dsl4" else base)}))
+    text = report(tmp_path, ["sd2", "dsl4"], top=3, base="sd2")
+    assert "dsl4 - sd2: host own time not compared (no dsl4.prof, sd2.prof here)" in text
+    assert "dsl4 runs (busy / idle / host-late / wall us a step)" in text
+    assert "host-late" in text.split("Idle gaps")[1]
