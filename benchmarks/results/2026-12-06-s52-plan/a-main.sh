@@ -31,7 +31,8 @@
 # (more profile_step.py arguments, default none), PLAN_PROF_TIMEOUT_S (900),
 # PLAN_CONC (the A/B's concurrencies, default 64,32; CONC still overrides) and
 # PLAN_BIG_GPU_ARM (the arm added on a GPU of >= 100 GB, default
-# dsl2@1-64:2+t; empty for none), as ../2026-12-06-s53-plan/a-main.sh does.
+# dsl2@1-64:2+t; empty for none) and PLAN_AB_ARMS (the A/B's arms, default
+# above), as ../2026-12-06-s53-plan/a-main.sh does.
 set -euo pipefail
 R=${PLAN_DIR:-/tmp/s53}; mkdir -p "$R"
 f=${RUN_F:-s53f} p=${RUN_P:-s53p}
@@ -57,7 +58,7 @@ gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | he
 # read after each round (benchmarks/host_timer_table.py --pair), the same
 # overhead in each arm.
 T='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
-arms=sd2+t,dsl4@1-64:2+t,dsl4+t
+arms=${PLAN_AB_ARMS:-sd2+t,dsl4@1-64:2+t,dsl4+t}
 big=${PLAN_BIG_GPU_ARM-dsl2@1-64:2+t}
 if [[ -n "$big" ]] && (( ${gpu_mib:-0} >= 100000 )); then arms=$arms,$big; fi
 echo "GPU memory ${gpu_mib:-?} MiB: $f ($prof_arms), then $p $arms $conc" | tee "$R/ab-plan.txt"
