@@ -306,7 +306,8 @@ def window_summary(windows: list[tuple], top: int = 60,
                    run_gaps: int = 8) -> dict:
     """The window figures over one or more profiled runs ``(kernels, steps,
     wall_s)`` or ``(kernels, steps, wall_s, traced)`` (``traced``: the same
-    run's ``trace_kernels``, for the gaps' host-late part, or None): kernel
+    run's ``trace_kernels``, or None; where given, the run's figures are the
+    trace's kernels', with the gaps' host-late part): kernel
     time by name, busy, span, idle gaps (and their host-late part) and wall
     time per step, each the mean over the runs (steps-weighted), and under
     ``"runs"`` each run's busy, span, idle and wall time per step (its
@@ -320,19 +321,22 @@ def window_summary(windows: list[tuple], top: int = 60,
     late: dict[str, float] = {}
     late_steps = 0
     for kernels, n, wall, *rest in windows:
+        traced = rest[0] if rest else None
+        if traced:
+            # The trace's own kernels, so the gaps and their host-late parts
+            # carry the same names.
+            kernels = [k[:3] for k in traced]
         t = kernel_table(kernels, n, top=len(kernels) or 1)
-        g = kernel_gaps(kernels, n, top=len(kernels) or 1)
+        g = kernel_gaps(traced or kernels, n, top=len(kernels) or 1)
         run = {"steps": n, "wall_us_per_step": 1e6 * wall / n,
                **{k: t[k] for k in ("busy_us_per_step", "span_us_per_step",
                                     "kernel_us_per_step")},
                "idle_us_per_step": g["idle_us_per_step"],
                "gaps_us_per_step": dict(list(g["gaps_us_per_step"].items())[:run_gaps])}
-        traced = rest[0] if rest else None
         if traced:
-            h = kernel_gaps(traced, n, top=len(traced))
-            run["host_late_us_per_step"] = h["host_late_us_per_step"]
-            run["launch_known"] = h["launch_known"]
-            for k, v in h["gaps_host_late_us_per_step"].items():
+            run["host_late_us_per_step"] = g["host_late_us_per_step"]
+            run["launch_known"] = g["launch_known"]
+            for k, v in g["gaps_host_late_us_per_step"].items():
                 late[k] = late.get(k, 0.0) + v * n
             late_steps += n
         runs.append(run)
@@ -598,7 +602,8 @@ def run_lines(res: dict) -> list[str]:
         lines.append(f"{a} runs (busy / idle{' / host-late' if late else ''} / wall "
                      "us a step): " + " | ".join(
                          f"{run['busy_us_per_step']:.0f} / {run['idle_us_per_step']:.0f}"
-                         + (f" / {run['host_late_us_per_step']:.0f}" if late else "")
+                         + (f" / {run['host_late_us_per_step']:.0f}"
+                            f" ({100 * run['launch_known']:.0f}% known)" if late else "")
                          + f" / {run['wall_us_per_step']:.0f}" for run in r["runs"]))
     return lines
 

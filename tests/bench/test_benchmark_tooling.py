@@ -2620,7 +2620,12 @@ def test_profile_step_gaps_tell_a_late_launch_from_a_queued_one(tmp_path):
 
     assert run_lines({"sd2": old, "dsl4": mine, "x": {"tpot_ms": 1.0}}) == [
         "sd2 runs (busy / idle / wall us a step): 16 / 60 / 90",
-        "dsl4 runs (busy / idle / host-late / wall us a step): 16 / 60 / 12 / 90"]
+        "dsl4 runs (busy / idle / host-late / wall us a step): 16 / 60 / 12 (88% known) / 90"]
+    # Where a run has its trace, its figures are the trace's kernels' (the
+    # gap keys and their host-late parts then name the same kernels).
+    renamed = window_summary([([("x" + x[0], *x[1:3]) for x in k], 1, 90e-6, k)])
+    assert set(renamed["kernels_us_per_step"]) == {x[0] for x in k}
+    assert renamed["gaps_us_per_step"] == g["gaps_us_per_step"]
 
     # report() of a results folder whose cProfile dumps were dropped.
     for arm in ("sd2", "dsl4"):
