@@ -31,8 +31,9 @@
 # (more profile_step.py arguments, default none), PLAN_PROF_TIMEOUT_S (900),
 # PLAN_CONC (the A/B's concurrencies, default 64,32; CONC still overrides) and
 # PLAN_BIG_GPU_ARM (the arm added on a GPU of >= 100 GB, default
-# dsl2@1-64:2+t; empty for none) and PLAN_AB_ARMS (the A/B's arms, default
-# above), as ../2026-12-06-s53-plan/a-main.sh does.
+# dsl2@1-64:2+t; empty for none), PLAN_AB_ARMS (the A/B's arms, default
+# above) and PLAN_SUITE (0: no GPU suite beside the chain, go once the chain
+# is done; default 1), as ../2026-12-06-s53-plan/a-main.sh does.
 set -euo pipefail
 R=${PLAN_DIR:-/tmp/s53}; mkdir -p "$R"
 f=${RUN_F:-s53f} p=${RUN_P:-s53p}
@@ -42,8 +43,20 @@ read -r -a prof_args <<< "${PLAN_PROF_ARGS:-}"
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b10}")
 source "$root/env.sh"
 M=$root/models
-SUITE_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores) -k no_blocking_sync" \
-  GPU_HOST_ROOT=$root SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R"
+if [[ "${PLAN_SUITE:-1}" == 1 ]]; then
+  SUITE_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores) -k no_blocking_sync" \
+    GPU_HOST_ROOT=$root SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R"
+else
+  # No suite (the GPU code unchanged since its last whole run): go once the
+  # chain is done and the GPU quiet; after.done at once, for collect.sh.
+  rm -f "$R"/{go,after.done}
+  GPU_HOST_ROOT=$root bash scripts/gpu-host/proxies-start.sh > "$R/proxies-start.log" 2>&1 \
+    || { tail -n 5 "$R/proxies-start.log"; exit 1; }
+  echo "PLAN_SUITE=0: no GPU suite this session" > "$R/after.skipped"
+  touch "$R/after.done"
+  setsid bash scripts/gpu-host/go-when-quiet.sh "$R/go" --after "${PROXY_DIR:-/tmp/proxies}/done" \
+    < /dev/null > /dev/null 2>&1 &
+fi
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 PAIR=(--models "$M" --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts)
 GPU_HOST_ROOT=$root AB_SCRIPT=profile_step.py AB_TIMEOUT_S=${PLAN_PROF_TIMEOUT_S:-900} AB_WAIT_FILE=$R/go AB_WAIT_S=900 \
@@ -69,4 +82,5 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go-ab AB_WAIT_S=1500 \
   > "$R/ab-start-$p.log" 2>&1 || { cat "$R/ab-start-$p.log"; exit 1; }
 sleep 20
 tar czf "$OUT/a.tgz" -C "$(dirname "$R")" "$(basename "$R")"
-echo "started: proxies chain, no-sync tests; queued on $R/go: $f, then $p"
+suite=", no-sync tests"; [[ "${PLAN_SUITE:-1}" == 1 ]] || suite=" (no suite)"
+echo "started: proxies chain$suite; queued on $R/go: $f, then $p"

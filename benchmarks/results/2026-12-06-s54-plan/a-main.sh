@@ -10,8 +10,10 @@
 #      host's nvcc and run: what a WHILE node costs by body size, child graph
 #      or inline (/tmp/s55/while_node_cost.txt, in a.tgz);
 #   1. the last chunk, check, host.txt (stage-last.sh);
-#   2. the proxies' chain (the kept draft assembled, not distilled) and,
-#      beside it, the GPU suite's no-sync tests; go once both ended;
+#   2. the proxies' chain (the kept draft assembled, not distilled), no GPU
+#      suite (PLAN_SUITE=0: the GPU code is unchanged since its whole runs in
+#      sessions 51-52, and session 54's no-sync part took 241 s against the
+#      chain's ~100 s with the draft kept); go once the chain is done;
 #   3. s55f: profile_step.py --profile-window 20:40 --profile-repeats 5
 #      --base sd2 on sd2 and dsl4 (the default) at 64 requests: per run busy,
 #      idle, host-late and wall time per step, and each idle gap's host-late
@@ -28,5 +30,5 @@ if nvcc -O2 -arch=sm_90 -o /tmp/while_node_cost benchmarks/while_node_cost.cu; t
 fi
 CHUNK=${CHUNK:-.gpu-bundles/b15} PLAN_DIR=/tmp/s55 RUN_F=s55f RUN_P=s55p \
   PLAN_PROF_ARMS=sd2,dsl4 PLAN_PROF_ARGS="--profile-repeats 5" PLAN_PROF_TIMEOUT_S=900 \
-  PLAN_CONC=64,32 PLAN_BIG_GPU_ARM= PLAN_AB_ARMS=sd2+t,dsl4+t \
+  PLAN_CONC=64,32 PLAN_BIG_GPU_ARM= PLAN_AB_ARMS=sd2+t,dsl4+t PLAN_SUITE=0 \
   exec bash benchmarks/results/2026-12-06-s52-plan/a-main.sh "$@"
