@@ -14,7 +14,7 @@
 //   static   step; (body; step) x I, one plain graph, no conditional;
 //   child    control; WHILE { child graph node of body; control }, I iterations;
 //   inline   control; WHILE { body's kernels as nodes of the WHILE body; control };
-// for bodies of N chained small kernels and I = 1, 2, 4 iterations. child -
+// for bodies of N = 1 ... 512 chained small kernels and I = 1, 2, 4 iterations. child -
 // static is what the conditional node costs a launch; its growth with I is
 // the per-iteration part, the rest the entry and exit; child against inline
 // says whether the nested child graph adds to it. Output: one line per (N, I).
@@ -187,7 +187,7 @@ int main(int argc, char** argv) {
   printf("# %s, driver %d, runtime %d, %d launches a figure (best of 5)\n",
          prop.name, driver, CUDART_VERSION, launches);
   printf("# N I  static_us  child_us  inline_us  child-static  inline-static\n");
-  const int sizes[] = {1, 8, 64, 256};
+  const int sizes[] = {1, 8, 64, 256, 512};
   const int iters[] = {1, 2, 4};
   for (int n : sizes) {
     for (int it : iters) {
