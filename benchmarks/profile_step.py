@@ -23,7 +23,8 @@ the window's wall time per step, and where the GPU sat idle: each gap of over
 1 µs between the busy intervals, by the kernels on either side (``A -> B``),
 and on a GPU the part of each gap before the host issued ``B`` (host-late:
 from the runtime call of ``B``'s correlation id in the profiler's Chrome
-trace; the rest of a gap had ``B`` queued behind a device-side dependency).
+trace; the rest of a gap had ``B`` queued behind a device-side dependency),
+and the in-graph part, where ``A`` and ``B`` ran in one graph launch.
 ``--profile-repeats R`` profiles the window in R runs (waves) of the engine:
 the figures are their mean, and each run's busy, span and wall time are kept,
 so the report can give a difference with its run-to-run spread.
@@ -237,18 +238,23 @@ def kernel_gaps(kernels: list[tuple], nsteps: int,
     ``top`` keys by time.
 
     Kernels are ``(name, start_us, end_us)``, or ``(name, start_us, end_us,
-    launch_us)`` from ``trace_kernels``: then each gap's **host-late** part
-    is kept too, the part of it before the host issued ``B`` (``launch_us``,
-    clamped to the gap): the GPU waiting for the host. The rest of a gap had
-    ``B`` queued (a device-side wait: a graph's or stream's dependency). A
-    gap whose ``B`` has no known launch counts as not host-late, and
-    ``launch_known`` is the share of the idle time whose ``B`` had one."""
+    launch_us, correlation)`` from ``trace_kernels``: then each gap's
+    **host-late** part is kept too, the part of it before the host issued
+    ``B`` (``launch_us``, clamped to the gap): the GPU waiting for the host.
+    The rest of a gap had ``B`` queued (a device-side wait: a graph's or
+    stream's dependency); the **in-graph** part is the gaps whose ``A`` and
+    ``B`` ran in one host launch (one correlation id: one graph launch), a
+    wait the graph itself holds. A gap whose ``B`` has no known launch counts
+    as not host-late, and ``launch_known`` is the share of the idle time
+    whose ``B`` had one."""
     time_of: dict[str, float] = {}
     count_of: dict[str, int] = {}
     late_of: dict[str, float] = {}
+    in_graph_of: dict[str, float] = {}
     known = 0.0
     reach = None
     last = ""
+    last_corr = None
     for kernel in sorted(kernels, key=lambda k: k[1]):
         name, start, end = kernel[:3]
         gap = start - reach if reach is not None else 0.0
@@ -257,12 +263,16 @@ def kernel_gaps(kernels: list[tuple], nsteps: int,
             time_of[key] = time_of.get(key, 0.0) + gap
             count_of[key] = count_of.get(key, 0) + 1
             launch = kernel[3] if len(kernel) > 3 else None
+            corr = kernel[4] if len(kernel) > 4 else None
             if launch is not None:
                 known += gap
                 late_of[key] = (late_of.get(key, 0.0)
                                 + min(max(launch - reach, 0.0), gap))
+            if corr is not None and corr == last_corr:
+                in_graph_of[key] = in_graph_of.get(key, 0.0) + gap
         if reach is None or end > reach:
             reach, last = end, name
+            last_corr = kernel[4] if len(kernel) > 4 else None
     ranked = sorted(time_of.items(), key=lambda kv: -kv[1])[:top]
     idle = sum(time_of.values())
     out = {"gaps_us_per_step": {k: v / nsteps for k, v in ranked},
@@ -273,6 +283,8 @@ def kernel_gaps(kernels: list[tuple], nsteps: int,
         out["gaps_host_late_us_per_step"] = {k: late_of.get(k, 0.0) / nsteps
                                              for k, _ in ranked}
         out["launch_known"] = known / idle if idle else 1.0
+        out["gaps_in_graph_us_per_step"] = {k: in_graph_of.get(k, 0.0) / nsteps
+                                            for k, _ in ranked}
     return out
 
 
@@ -281,12 +293,13 @@ _HOST_CALLS = ("cuda_runtime", "cuda_driver")
 _GPU_WORK = ("kernel", "gpu_memcpy", "gpu_memset")
 
 
-def trace_kernels(trace: dict) -> list[tuple[str, float, float, float | None]]:
+def trace_kernels(trace: dict) -> list[tuple]:
     """The GPU work of a torch profiler Chrome trace (``export_chrome_trace``:
-    kernels, memcpys, memsets) as ``(name, start_us, end_us, launch_us)``:
-    ``launch_us`` is the start of the host call of the same correlation id
-    that issued it (a kernel launch, a memcpy, or the ``cudaGraphLaunch`` of
-    the graph it ran in), None where the trace has none."""
+    kernels, memcpys, memsets) as ``(name, start_us, end_us, launch_us,
+    correlation)``: ``launch_us`` is the start of the host call of the same
+    correlation id that issued it (a kernel launch, a memcpy, or the
+    ``cudaGraphLaunch`` of the graph it ran in), None where the trace has
+    none (and then no correlation either)."""
     launch: dict[int, float] = {}
     work = []
     for e in trace.get("traceEvents", []):
@@ -299,7 +312,8 @@ def trace_kernels(trace: dict) -> list[tuple[str, float, float, float | None]]:
         elif cat in _GPU_WORK:
             start = float(e["ts"])
             work.append((e["name"], start, start + float(e.get("dur", 0.0)), corr))
-    return [(n, s, t, launch.get(c)) for n, s, t, c in work]
+    return [(n, s, t, launch.get(c), c if c in launch else None)
+            for n, s, t, c in work]
 
 
 def window_summary(windows: list[tuple], top: int = 60,
@@ -319,6 +333,7 @@ def window_summary(windows: list[tuple], top: int = 60,
     gaps: dict[str, float] = {}
     gap_counts: dict[str, float] = {}
     late: dict[str, float] = {}
+    in_graph: dict[str, float] = {}
     late_steps = 0
     for kernels, n, wall, *rest in windows:
         traced = rest[0] if rest else None
@@ -338,6 +353,8 @@ def window_summary(windows: list[tuple], top: int = 60,
             run["launch_known"] = g["launch_known"]
             for k, v in g["gaps_host_late_us_per_step"].items():
                 late[k] = late.get(k, 0.0) + v * n
+            for k, v in g["gaps_in_graph_us_per_step"].items():
+                in_graph[k] = in_graph.get(k, 0.0) + v * n
             late_steps += n
         runs.append(run)
         for k, v in t["kernels_us_per_step"].items():
@@ -364,6 +381,9 @@ def window_summary(windows: list[tuple], top: int = 60,
     if late_steps:
         out["gaps_host_late_us_per_step"] = {
             k: v / late_steps for k, v in sorted(late.items(), key=lambda kv: -kv[1])[:top]}
+        out["gaps_in_graph_us_per_step"] = {
+            k: v / late_steps
+            for k, v in sorted(in_graph.items(), key=lambda kv: -kv[1])[:top]}
     return out
 
 
@@ -573,20 +593,23 @@ def kernel_report(res: dict, base_of: dict[str, str], top: int) -> list[str]:
 
 def gap_differences(mine: dict, theirs: dict, top: int) -> list[str]:
     """``largest_differences`` of two arms' idle gaps, each line with the
-    gap's host-late part in both arms (``kernel_gaps``) where both have it:
-    whether the GPU waited for the host's launch or for a queued
-    dependency."""
+    gap's host-late and in-graph parts in both arms (``kernel_gaps``) where
+    both have them: whether the GPU waited for the host's launch, for a
+    queued dependency, or inside one graph launch."""
     lines = largest_differences(mine["gaps_us_per_step"],
                                 theirs["gaps_us_per_step"], top)
     ml = mine.get("gaps_host_late_us_per_step")
     tl = theirs.get("gaps_host_late_us_per_step")
     if ml is None or tl is None:
         return lines
+    mg = mine.get("gaps_in_graph_us_per_step", {})
+    tg = theirs.get("gaps_in_graph_us_per_step", {})
     out = []
     for line in lines:
         key = line.split(")  ", 1)[1]
         out.append(line.replace(")  ", f"; host-late {ml.get(key, 0.0):7.1f} vs "
-                                f"{tl.get(key, 0.0):7.1f})  ", 1))
+                                f"{tl.get(key, 0.0):7.1f}; in-graph "
+                                f"{mg.get(key, 0.0):7.1f} vs {tg.get(key, 0.0):7.1f})  ", 1))
     return out
 
 

@@ -2552,10 +2552,11 @@ def test_profile_step_gaps_tell_a_late_launch_from_a_queued_one(tmp_path):
          "dur": 3.0, "args": {"correlation": 1}},
         {"ph": "X", "cat": "kernel", "name": "void body<1>(int)", "ts": 5.0, "dur": 10.0,
          "args": {"correlation": 1}},
-        {"ph": "X", "cat": "kernel", "name": "loop_control", "ts": 15.0, "dur": 1.0,
+        # The same graph launch: a 5 us gap inside one graph.
+        {"ph": "X", "cat": "kernel", "name": "loop_control", "ts": 20.0, "dur": 1.0,
          "args": {"correlation": 1}},
-        # Issued at 2 (long before the loop ended at 16): queued, so its 30
-        # us gap is a device-side wait.
+        # Issued at 2 (long before the loop ended at 21): queued, so its 25
+        # us gap is a device-side wait, though not inside one graph.
         {"ph": "X", "cat": "cuda_driver", "name": "cuLaunchKernel", "ts": 2.0,
          "dur": 1.0, "args": {"correlation": 2}},
         {"ph": "X", "cat": "kernel", "name": "void copy<2>(float)", "ts": 46.0, "dur": 2.0,
@@ -2578,19 +2579,23 @@ def test_profile_step_gaps_tell_a_late_launch_from_a_queued_one(tmp_path):
          "args": {}},
     ]}
     k = trace_kernels(trace)
-    assert k == [("void body<1>(int)", 5.0, 15.0, 0.0), ("loop_control", 15.0, 16.0, 0.0),
-                 ("void copy<2>(float)", 46.0, 48.0, 2.0),
-                 ("Memcpy HtoD (Pinned -> Device)", 62.0, 63.0, 60.0),
-                 ("orphan", 70.0, 71.0, None), ("Memset (Device)", 80.0, 81.0, 65.0)]
+    assert k == [("void body<1>(int)", 5.0, 15.0, 0.0, 1), ("loop_control", 20.0, 21.0, 0.0, 1),
+                 ("void copy<2>(float)", 46.0, 48.0, 2.0, 2),
+                 ("Memcpy HtoD (Pinned -> Device)", 62.0, 63.0, 60.0, 3),
+                 ("orphan", 70.0, 71.0, None, None), ("Memset (Device)", 80.0, 81.0, 65.0, 4)]
     g = kernel_gaps(k, nsteps=1)
-    assert g["gaps_us_per_step"] == {"loop_control -> copy<2>": 30.0,
+    assert g["gaps_us_per_step"] == {"loop_control -> copy<2>": 25.0,
                                      "copy<2> -> Memcpy HtoD ": 14.0,
                                      "orphan -> Memset ": 9.0,
-                                     "Memcpy HtoD  -> orphan": 7.0}
+                                     "Memcpy HtoD  -> orphan": 7.0,
+                                     "body<1> -> loop_control": 5.0}
     assert g["gaps_host_late_us_per_step"] == {"loop_control -> copy<2>": 0.0,
                                                "copy<2> -> Memcpy HtoD ": 12.0,
                                                "orphan -> Memset ": 0.0,
-                                               "Memcpy HtoD  -> orphan": 0.0}
+                                               "Memcpy HtoD  -> orphan": 0.0,
+                                               "body<1> -> loop_control": 0.0}
+    assert {k_: v for k_, v in g["gaps_in_graph_us_per_step"].items() if v} == \
+        {"body<1> -> loop_control": 5.0}
     assert g["host_late_us_per_step"] == 12.0
     assert g["launch_known"] == pytest.approx(53 / 60)
     # Without launch times there is no host-late figure at all.
@@ -2603,17 +2608,21 @@ def test_profile_step_gaps_tell_a_late_launch_from_a_queued_one(tmp_path):
                         ([x[:3] for x in k], 1, 90e-6, None)], run_gaps=1)
     assert w["runs"][0]["host_late_us_per_step"] == 12.0
     assert "host_late_us_per_step" not in w["runs"][1]
-    assert w["runs"][1]["gaps_us_per_step"] == {"loop_control -> copy<2>": 30.0}
+    assert w["runs"][1]["gaps_us_per_step"] == {"loop_control -> copy<2>": 25.0}
     assert w["gaps_host_late_us_per_step"]["copy<2> -> Memcpy HtoD "] == 12.0
     base = window_summary([([x[:3] for x in k if x[0] != "loop_control"], 1, 90e-6,
                             [x for x in k if x[0] != "loop_control"])])
     mine = window_summary([([x[:3] for x in k], 1, 90e-6, k)])
-    lines = gap_differences(mine, base, top=2)
-    # The loop's end moved the copy's wait from after the body to after the
-    # control kernel, queued in both.
+    lines = gap_differences(mine, base, top=3)
+    # The control kernel moved the copy's wait from after the body to after
+    # itself (queued in both), and brought a wait inside the graph.
     assert lines == [
-        "      -31.0 us  (     0.0 vs     31.0; host-late     0.0 vs     0.0)  body<1> -> copy<2>",
-        "      +30.0 us  (    30.0 vs      0.0; host-late     0.0 vs     0.0)  loop_control -> copy<2>"]
+        "      -31.0 us  (     0.0 vs     31.0; host-late     0.0 vs     0.0; "
+        "in-graph     0.0 vs     0.0)  body<1> -> copy<2>",
+        "      +25.0 us  (    25.0 vs      0.0; host-late     0.0 vs     0.0; "
+        "in-graph     0.0 vs     0.0)  loop_control -> copy<2>",
+        "       +5.0 us  (     5.0 vs      0.0; host-late     0.0 vs     0.0; "
+        "in-graph     5.0 vs     0.0)  body<1> -> loop_control"]
     # Against a file without host-late figures: the plain lines.
     old = window_summary([([x[:3] for x in k], 1, 90e-6)])
     assert "host-late" not in "\n".join(gap_differences(mine, old, top=4))
