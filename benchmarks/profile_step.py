@@ -321,8 +321,8 @@ def window_summary(windows: list[tuple], top: int = 60,
     """The window figures over one or more profiled runs ``(kernels, steps,
     wall_s)`` or ``(kernels, steps, wall_s, traced)`` (``traced``: the same
     run's ``trace_kernels``, or None; where given, the run's figures are the
-    trace's kernels', with the gaps' host-late part): kernel
-    time by name, busy, span, idle gaps (and their host-late part) and wall
+    trace's kernels', with the gaps' host-late and in-graph parts): kernel
+    time by name, busy, span, idle gaps (and those parts) and wall
     time per step, each the mean over the runs (steps-weighted), and under
     ``"runs"`` each run's busy, span, idle and wall time per step (its
     host-late time, and its ``run_gaps`` largest gaps), so one odd run shows
