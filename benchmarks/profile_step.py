@@ -186,19 +186,18 @@ def positive_int(text: str) -> int:
     return int(text)
 
 
-def kernel_table(kernels: list[tuple[str, float, float]], nsteps: int,
-                 top: int = 60) -> dict:
-    """GPU kernels ``(name, start_us, end_us)`` of ``nsteps`` engine steps:
+def kernel_table(kernels: list[tuple], nsteps: int, top: int = 60) -> dict:
+    """GPU kernels ``(name, start_us, end_us, ...)`` of ``nsteps`` engine steps:
     the time per step by kernel name (the ``top`` names by time), the busy
     time per step (the union of their intervals: overlapping kernels count
     once) and the span from the first kernel's start to the last one's end,
     per step."""
     by_name: dict[str, float] = {}
-    for name, start, end in kernels:
+    for name, start, end, *_ in kernels:
         by_name[name] = by_name.get(name, 0.0) + (end - start)
     busy = 0.0
     reach = None
-    for _, start, end in sorted(kernels, key=lambda k: k[1]):
+    for _, start, end, *_ in sorted(kernels, key=lambda k: k[1]):
         if reach is None or start >= reach:
             busy += end - start
             reach = end
@@ -316,18 +315,18 @@ def trace_kernels(trace: dict) -> list[tuple]:
             for n, s, t, c in work]
 
 
-def window_summary(windows: list[tuple], top: int = 60,
+def window_summary(windows: list[tuple[list[tuple], int, float]], top: int = 60,
                    run_gaps: int = 8) -> dict:
     """The window figures over one or more profiled runs ``(kernels, steps,
-    wall_s)`` or ``(kernels, steps, wall_s, traced)`` (``traced``: the same
-    run's ``trace_kernels``, or None; where given, the run's figures are the
-    trace's kernels', with the gaps' host-late and in-graph parts): kernel
-    time by name, busy, span, idle gaps (and those parts) and wall
+    wall_s)`` (kernels as ``kernel_gaps`` takes them: with launch times and
+    correlation ids, from ``trace_kernels``, the gaps' host-late and
+    in-graph parts too): kernel time by name, busy, span, idle gaps (and
+    those parts) and wall
     time per step, each the mean over the runs (steps-weighted), and under
     ``"runs"`` each run's busy, span, idle and wall time per step (its
     host-late time, and its ``run_gaps`` largest gaps), so one odd run shows
     as one."""
-    nsteps = sum(w[1] for w in windows)
+    nsteps = sum(n for _, n, _ in windows)
     runs = []
     by_name: dict[str, float] = {}
     gaps: dict[str, float] = {}
@@ -335,20 +334,15 @@ def window_summary(windows: list[tuple], top: int = 60,
     late: dict[str, float] = {}
     in_graph: dict[str, float] = {}
     late_steps = 0
-    for kernels, n, wall, *rest in windows:
-        traced = rest[0] if rest else None
-        if traced:
-            # The trace's own kernels, so the gaps and their host-late parts
-            # carry the same names.
-            kernels = [k[:3] for k in traced]
+    for kernels, n, wall in windows:
         t = kernel_table(kernels, n, top=len(kernels) or 1)
-        g = kernel_gaps(traced or kernels, n, top=len(kernels) or 1)
+        g = kernel_gaps(kernels, n, top=len(kernels) or 1)
         run = {"steps": n, "wall_us_per_step": 1e6 * wall / n,
                **{k: t[k] for k in ("busy_us_per_step", "span_us_per_step",
                                     "kernel_us_per_step")},
                "idle_us_per_step": g["idle_us_per_step"],
                "gaps_us_per_step": dict(list(g["gaps_us_per_step"].items())[:run_gaps])}
-        if traced:
+        if "host_late_us_per_step" in g:
             run["host_late_us_per_step"] = g["host_late_us_per_step"]
             run["launch_known"] = g["launch_known"]
             for k, v in g["gaps_host_late_us_per_step"].items():
@@ -451,10 +445,14 @@ def child(args) -> int:
                                          c, measured)
             run_events = list(tp.events())
             events += run_events
-            windows.append(([(e.name, e.time_range.start, e.time_range.end)
-                             for e in run_events if e.device_type.name == "CUDA"],
-                            n, wall, traced_kernels(tp, args.out / f".{args.arm}.trace.json")
-                            if torch.cuda.is_available() else None))
+            # On a GPU the trace's kernels (with their launches); the
+            # events' where there is no trace.
+            kernels = (traced_kernels(tp, args.out / f".{args.arm}.trace.json")
+                       if torch.cuda.is_available() else None)
+            windows.append((kernels or [(e.name, e.time_range.start, e.time_range.end)
+                                        for e in run_events
+                                        if e.device_type.name == "CUDA"],
+                            n, wall))
         out.update(window_summary(windows))
         nsteps = out["torchprof_steps"]
     else:
@@ -596,21 +594,19 @@ def gap_differences(mine: dict, theirs: dict, top: int) -> list[str]:
     gap's host-late and in-graph parts in both arms (``kernel_gaps``) where
     both have them: whether the GPU waited for the host's launch, for a
     queued dependency, or inside one graph launch."""
-    lines = largest_differences(mine["gaps_us_per_step"],
-                                theirs["gaps_us_per_step"], top)
     ml = mine.get("gaps_host_late_us_per_step")
     tl = theirs.get("gaps_host_late_us_per_step")
-    if ml is None or tl is None:
-        return lines
     mg = mine.get("gaps_in_graph_us_per_step", {})
     tg = theirs.get("gaps_in_graph_us_per_step", {})
-    out = []
-    for line in lines:
-        key = line.split(")  ", 1)[1]
-        out.append(line.replace(")  ", f"; host-late {ml.get(key, 0.0):7.1f} vs "
-                                f"{tl.get(key, 0.0):7.1f}; in-graph "
-                                f"{mg.get(key, 0.0):7.1f} vs {tg.get(key, 0.0):7.1f})  ", 1))
-    return out
+
+    def note(key: str) -> str:
+        if ml is None or tl is None:
+            return ""
+        return (f"; host-late {ml.get(key, 0.0):7.1f} vs {tl.get(key, 0.0):7.1f}"
+                f"; in-graph {mg.get(key, 0.0):7.1f} vs {tg.get(key, 0.0):7.1f}")
+
+    return largest_differences(mine["gaps_us_per_step"], theirs["gaps_us_per_step"],
+                               top, note=note)
 
 
 def run_lines(res: dict) -> list[str]:
@@ -632,14 +628,15 @@ def run_lines(res: dict) -> list[str]:
 
 
 def largest_differences(mine: dict[str, float], theirs: dict[str, float],
-                        top: int, name_width: int | None = None) -> list[str]:
+                        top: int, name_width: int | None = None,
+                        note=lambda key: "") -> list[str]:
     """The ``top`` names whose µs per step differ most between two arms, a
-    line each: the difference, both values and the name (cut to
-    ``name_width``)."""
+    line each: the difference, both values (and ``note(name)``) and the name
+    (cut to ``name_width``)."""
     delta = {k: mine.get(k, 0.0) - theirs.get(k, 0.0)
              for k in set(mine) | set(theirs)}
     return [f"  {v:+9.1f} us  ({mine.get(k, 0.0):8.1f} vs "
-            f"{theirs.get(k, 0.0):8.1f})  {k[:name_width]}"
+            f"{theirs.get(k, 0.0):8.1f}{note(k)})  {k[:name_width]}"
             for k, v in sorted(delta.items(), key=lambda kv: -abs(kv[1]))[:top]]
 
 

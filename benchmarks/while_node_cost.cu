@@ -78,7 +78,7 @@ static cudaGraphNode_t add_kernel(cudaGraph_t g, cudaGraphNode_t dep, void* fn,
 // N work kernels chained after dep; returns the last node.
 static cudaGraphNode_t add_chain(cudaGraph_t g, cudaGraphNode_t dep, int n,
                                  Bufs& b) {
-  static void* args[2];
+  void* args[2];
   args[0] = &b.x;
   args[1] = &b.n;
   for (int i = 0; i < n; ++i)

@@ -2604,15 +2604,13 @@ def test_profile_step_gaps_tell_a_late_launch_from_a_queued_one(tmp_path):
     assert plain["gaps_us_per_step"] == g["gaps_us_per_step"]
 
     # window_summary keeps each run's host-late time and largest gaps.
-    w = window_summary([([x[:3] for x in k], 1, 90e-6, k),
-                        ([x[:3] for x in k], 1, 90e-6, None)], run_gaps=1)
+    w = window_summary([(k, 1, 90e-6), ([x[:3] for x in k], 1, 90e-6)], run_gaps=1)
     assert w["runs"][0]["host_late_us_per_step"] == 12.0
     assert "host_late_us_per_step" not in w["runs"][1]
     assert w["runs"][1]["gaps_us_per_step"] == {"loop_control -> copy<2>": 25.0}
     assert w["gaps_host_late_us_per_step"]["copy<2> -> Memcpy HtoD "] == 12.0
-    base = window_summary([([x[:3] for x in k if x[0] != "loop_control"], 1, 90e-6,
-                            [x for x in k if x[0] != "loop_control"])])
-    mine = window_summary([([x[:3] for x in k], 1, 90e-6, k)])
+    base = window_summary([([x for x in k if x[0] != "loop_control"], 1, 90e-6)])
+    mine = window_summary([(k, 1, 90e-6)])
     lines = gap_differences(mine, base, top=3)
     # The control kernel moved the copy's wait from after the body to after
     # itself (queued in both), and brought a wait inside the graph.
@@ -2630,9 +2628,9 @@ def test_profile_step_gaps_tell_a_late_launch_from_a_queued_one(tmp_path):
     assert run_lines({"sd2": old, "dsl4": mine, "x": {"tpot_ms": 1.0}}) == [
         "sd2 runs (busy / idle / wall us a step): 16 / 60 / 90",
         "dsl4 runs (busy / idle / host-late / wall us a step): 16 / 60 / 12 (88% known) / 90"]
-    # Where a run has its trace, its figures are the trace's kernels' (the
-    # gap keys and their host-late parts then name the same kernels).
-    renamed = window_summary([([("x" + x[0], *x[1:3]) for x in k], 1, 90e-6, k)])
+    # A run's trace kernels give all its figures (the gap keys and their
+    # host-late parts then name the same kernels).
+    renamed = window_summary([(k, 1, 90e-6)])
     assert set(renamed["kernels_us_per_step"]) == {x[0] for x in k}
     assert renamed["gaps_us_per_step"] == g["gaps_us_per_step"]
 
