@@ -22,7 +22,7 @@ set -euo pipefail
 dir=${PROXY_DIR:?}
 mkdir -p "$dir"
 [[ -f "$RELEASE/proxies-fail" ]] && { echo "no env.sh: stage the bundle first" >&2; exit 1; }
-echo "root=${GPU_HOST_ROOT:-}" > "$dir/seen"
+echo "root=${GPU_HOST_ROOT:-} args=$*" > "$dir/seen"
 setsid bash -c 'while [[ ! -f "$RELEASE/proxies" ]]; do sleep 0.05; done; echo 0 > "$PROXY_DIR/done"' \
   < /dev/null > /dev/null 2>&1 &
 """
@@ -71,7 +71,9 @@ def test_go_comes_once_the_proxies_and_the_suite_have_ended(checkout, tmp_path):
     assert "root=/tmp/wip-root" in seen and "parallel=15" in seen
     assert "layers=4,16" in seen and "timeout=480" in seen
     assert "--ignore=tests/gpu/test_dsl_kernels.py" in seen
-    assert (tmp_path / "proxies" / "seen").read_text().strip() == f"root={tmp_path / 'gpuhost'}"
+    # Beside the suite, the chain waits for the suite's truncation.
+    assert (tmp_path / "proxies" / "seen").read_text().strip() == (
+        f"root={tmp_path / 'gpuhost'} args=--beside-suite")
     release = tmp_path / "release"
     (release / "suite").write_text("3")
     assert wait_for(logs / "suite.rc")

@@ -1,6 +1,6 @@
 """scripts/gpu-host/proxies-start.sh on CPU: the proxy chain runs in its own
-process session after the command returns, waits for the suite's 16-layer
-truncation, runs the distillation then the scaling with their settings, and
+process session after the command returns, builds the 16-layer truncation or
+(beside the suite) waits for the suite's, runs the distillation then the scaling with their settings, and
 writes its done marker (0, or the first failing status with nothing run
 after it). The build scripts are stand-ins in a scratch checkout that record
 their environment; the script under test is the real one."""
@@ -51,9 +51,9 @@ def _start(checkout, env, *args):
     return start(SCRIPT, checkout, env, *args)
 
 
-def test_the_chain_waits_for_the_truncation_then_builds_both(host):
+def test_beside_the_suite_the_chain_waits_for_the_truncation_then_builds_both(host):
     checkout, root, env, tmp = host
-    started = _start(checkout, {**env, "PROXY_STEPS": "12"})
+    started = _start(checkout, {**env, "PROXY_STEPS": "12"}, "--beside-suite")
     assert started.returncode == 0, started.stderr
     assert "wait for" in started.stdout
     time.sleep(0.5)
@@ -68,7 +68,8 @@ def test_the_chain_waits_for_the_truncation_then_builds_both(host):
     assert scaled["DRAFT"] == "smollm2-l16-self"
     chain = (tmp / "proxies" / "chain.log").read_text().splitlines()
     assert [line.split()[:2] for line in chain] == [
-        ["distill-l16-self", "rc=0"], ["build_scaled", "rc=0"]]
+        ["wait_for_suite_models", "rc=0"], ["distill-l16-self", "rc=0"],
+        ["build_scaled", "rc=0"]]
     assert "distill ran" in (tmp / "proxies" / "distill-l16-self.log").read_text()
 
 
@@ -155,6 +156,34 @@ def test_foreground_builds_the_truncation_then_the_chain_and_exits_with_it(host)
     (tmp / "record" / "build_models.json").unlink()
     assert _start(checkout, env, "--foreground").returncode == 0
     assert not (tmp / "record" / "build_models.json").exists()
+
+
+def test_beside_the_suite_a_wait_that_runs_out_ends_the_chain_with_124(host):
+    checkout, root, env, tmp = host
+    out = _start(checkout, {**env, "PROXY_WAIT_S": "1"}, "--beside-suite")
+    assert out.returncode == 0, out.stderr
+    assert wait_for_text(tmp / "proxies" / "done") == "124"
+    chain = (tmp / "proxies" / "chain.log").read_text().splitlines()
+    assert [line.split()[:2] for line in chain] == [["wait_for_suite_models", "rc=124"]]
+    assert not list((tmp / "record").glob("*.json"))
+
+
+def test_by_default_the_chain_builds_the_truncation_itself(host):
+    # Session 55: a plan that ran no suite started the chain, which then
+    # waited out PROXY_WAIT_S for a truncation nothing was building.
+    checkout, root, env, tmp = host
+    (checkout / "scripts" / "gpu-host" / "build_models.py").write_text(STAND_IN)
+    (root / "models" / "smollm2-135m").mkdir()
+    out = _start(checkout, env)
+    assert out.returncode == 0, out.stderr
+    assert "wait for" in out.stdout
+    assert wait_for_text(tmp / "proxies" / "done") == "0"
+    chain = (tmp / "proxies" / "chain.log").read_text().splitlines()
+    assert [line.split()[:2] for line in chain] == [
+        ["build_models", "rc=0"], ["distill-l16-self", "rc=0"], ["build_scaled", "rc=0"]]
+    assert json.loads((tmp / "record" / "build_models.json").read_text())[
+        "PROXY_TEST_ENV"] == "sourced"
+    assert (root / "models" / "smollm2-l16" / ".built").exists()
 
 
 def test_foreground_exits_with_the_first_failing_status(host):

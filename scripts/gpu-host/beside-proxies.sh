@@ -3,7 +3,7 @@
 #
 # On a staged GPU host, from the checkout's root with .gpu-bundles/prompts
 # carried, in a session's first long command: starts the benchmark's proxies
-# chain (scripts/gpu-host/proxies-start.sh) and, beside it, the GPU suite
+# chain (scripts/gpu-host/proxies-start.sh --beside-suite) and, beside it, the GPU suite
 # (scripts/gpu-host/suite.sh) in its own process session, and returns at once.
 # Once the suite has ended, where .gpu-bundles/intree is carried, the suite's
 # kernel files and the in-tree CUDA tests (scripts/gpu-host/after-suite.sh).
@@ -35,4 +35,4 @@ help_or_usage "$@"
 [[ $# -eq 1 ]] || { echo "beside-proxies.sh: one argument, LOG_DIR (see --help)" >&2; exit 2; }
 logs=$(mkdir -p "$1" && cd "$1" && pwd)
 start_chain_and_suite beside-proxies.sh "$logs" 4,16 "${PROXY_DIR:-/tmp/proxies}/done" \
-  proxies-start.sh
+  proxies-start.sh --beside-suite

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Usage: bash scripts/gpu-host/proxies-start.sh [--foreground] [--help]
+# Usage: bash scripts/gpu-host/proxies-start.sh [--beside-suite | --foreground] [--help]
 #
 # On a staged GPU host, from the checkout's root with .gpu-bundles/prompts
 # carried: builds the benchmark's cost-scaled proxy pair in its own process
-# session (setsid) and returns at once, so the GPU suite can run beside it:
-#   1. waits for the 16-layer truncation (models/smollm2-l16/.built, which
-#      scripts/gpu-host/suite.sh writes with SUITE_DRAFT_LAYERS=4,16);
+# session (setsid) and returns at once:
+#   1. build_models.py with DRAFT_LAYERS=16 (the target and the 16-layer
+#      truncation, writing their .built markers) unless they are built;
 #   2. distill.py: DATA=self NL=16 STEPS=$PROXY_STEPS (the draft distilled on
 #      the target's own greedy continuations, as sessions 9-16); or, where the
 #      bundle staged a kept draft (models/kept/smollm2-l16-self: pack-offline.sh
@@ -13,11 +13,15 @@
 #      that draft from it in seconds (distill.py runs if the rebuilt weights do
 #      not hash to the kept distill.json's weights_sha256);
 #   3. build_scaled.py: smollm2-135m-x8b and smollm2-l16-self-x1b.
-# With --foreground (a session that runs no suite): step 1 builds the target
-# and the truncation itself (build_models.py DRAFT_LAYERS=16, writing the
-# .built markers) unless they are built, the chain runs in this process, and
-# the script exits with the chain's status once the proxies are ready (or the
-# first failing step's status), each step's line printed as it ends.
+# With --beside-suite (scripts/gpu-host/beside-proxies.sh: the GPU suite
+# builds the same models beside it, SUITE_DRAFT_LAYERS=4,16), step 1 waits up
+# to PROXY_WAIT_S for the suite's truncation (models/smollm2-l16/.built)
+# instead of building; a wait that runs out ends the chain with status 124
+# (as small-start.sh --beside-suite). Before session 55 waiting was the
+# default, and a plan that ran no suite waited out the 600 s for nothing.
+# With --foreground the chain runs in this process (building as by default),
+# and the script exits with the chain's status once the proxies are ready (or
+# the first failing step's status), each step's line printed as it ends.
 # The target's greedy continuations that distill.py trains on (models/
 # self-rows-*.pt, ~2 minutes of the H200 to generate) are unpacked first from
 # the rows an earlier session kept in the tree (benchmarks/gpu-rows,
@@ -29,11 +33,11 @@
 # Environment (all optional):
 #   GPU_HOST_ROOT  staged root (default /tmp/gpuhost; its env.sh is sourced)
 #   PROXY_DIR      logs and marker (default /tmp/proxies)
-#   PROXY_WAIT_S   how long to wait for the truncation (default 600 s)
+#   PROXY_WAIT_S   with --beside-suite, how long to wait (default 600 s)
 #   PROXY_STEPS    distillation steps (default 900)
 #   ROWS_DIR       kept distillation rows (default benchmarks/gpu-rows)
 # Files: $PROXY_DIR/chain.log (each step's exit status and seconds),
-# build_models.log (--foreground), kept-l16-self.log (a kept draft staged),
+# build_models.log (unless --beside-suite), kept-l16-self.log (a kept draft staged),
 # distill-l16-self.log, build_scaled.log, and
 # done (written last: 0 when every step exited 0, else the first failing
 # status; a step after a failure is not run).
@@ -44,11 +48,11 @@ if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
   usage_from_header "$0"
   exit 0
 fi
-foreground=0
-if [[ "${1:-}" == "--foreground" ]]; then
-  foreground=1
-  shift
-fi
+foreground=0 beside=0
+case "${1:-}" in
+  --foreground) foreground=1; shift ;;
+  --beside-suite) beside=1; shift ;;
+esac
 [[ $# -eq 0 ]] || { echo "proxies-start.sh: unknown argument '$1' (see --help)" >&2; exit 2; }
 root=${GPU_HOST_ROOT:-/tmp/gpuhost}
 dir=${PROXY_DIR:-/tmp/proxies}
@@ -62,13 +66,10 @@ require_staged_root proxies-start.sh "$root"
 require_carried_prompts proxies-start.sh
 rm -rf "$dir" && mkdir -p "$dir"
 stage_kept_rows proxies-start.sh "$root"
-export P_DIR=$dir P_ROOT=$root P_WAIT_S=$wait_s P_STEPS=$steps P_FOREGROUND=$foreground
+export P_DIR=$dir P_ROOT=$root P_WAIT_S=$wait_s P_STEPS=$steps P_BESIDE=$beside
 chain='
   source "$P_ROOT/env.sh"
   t0=$(date +%s)
-  end=$(( t0 + P_WAIT_S ))
-  while (( ! P_FOREGROUND )) && [[ ! -f "$P_ROOT/models/smollm2-l16/.built" ]] \
-      && (( $(date +%s) < end )); do sleep 1; done
   step() {  # name, then the command
     local name=$1; shift
     local rc=0
@@ -77,7 +78,14 @@ chain='
     return $rc
   }
   rc=0
-  if (( P_FOREGROUND )) && [[ ! -f "$P_ROOT/models/smollm2-l16/.built" ]]; then
+  if (( P_BESIDE )); then
+    end=$(( t0 + P_WAIT_S ))
+    while [[ ! -f "$P_ROOT/models/smollm2-l16/.built" ]] && (( $(date +%s) < end )); do
+      sleep 1
+    done
+    [[ -f "$P_ROOT/models/smollm2-l16/.built" ]] || rc=124
+    echo "wait_for_suite_models rc=$rc $(( $(date +%s) - t0 ))s" | tee -a "$P_DIR/chain.log"
+  elif [[ ! -f "$P_ROOT/models/smollm2-l16/.built" ]]; then
     if DRAFT_LAYERS=16 step build_models python3 scripts/gpu-host/build_models.py; then
       touch "$P_ROOT/models/smollm2-135m/.built" "$P_ROOT/models/smollm2-l16/.built"
     else

@@ -47,8 +47,10 @@ if [[ "${PLAN_SUITE:-1}" == 1 ]]; then
   SUITE_ARGS="$(bash scripts/gpu-host/after-suite.sh --ignores) -k no_blocking_sync" \
     GPU_HOST_ROOT=$root SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R"
 else
-  # No suite (the GPU code unchanged since its last whole run): go once the
-  # chain is done and the GPU quiet; after.done at once, for collect.sh.
+  # No suite (the GPU code unchanged since its last whole run): the chain
+  # builds the truncation itself (proxies-start.sh's default since session
+  # 55, which lost ~330 s here waiting for a suite that did not run); go once
+  # it is done and the GPU quiet; after.done at once, for collect.sh.
   rm -f "$R"/{go,after.done}
   GPU_HOST_ROOT=$root bash scripts/gpu-host/proxies-start.sh > "$R/proxies-start.log" 2>&1 \
     || { tail -n 5 "$R/proxies-start.log"; exit 1; }
