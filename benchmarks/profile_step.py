@@ -593,17 +593,29 @@ def gap_differences(mine: dict, theirs: dict, top: int) -> list[str]:
     """``largest_differences`` of two arms' idle gaps, each line with the
     gap's host-late and in-graph parts in both arms (``kernel_gaps``) where
     both have them: whether the GPU waited for the host's launch, for a
-    queued dependency, or inside one graph launch."""
+    queued dependency, or inside one graph launch; then how often the gap
+    occurs a step in each arm and what it costs each time (session 55 read
+    41.8 µs each off 6.9 µs a step at 0.165 a step by hand)."""
     ml = mine.get("gaps_host_late_us_per_step")
     tl = theirs.get("gaps_host_late_us_per_step")
     mg = mine.get("gaps_in_graph_us_per_step", {})
     tg = theirs.get("gaps_in_graph_us_per_step", {})
+    mc = mine.get("gaps_per_step")
+    tc = theirs.get("gaps_per_step")
+
+    def each(arm: dict, counts: dict, key: str) -> str:
+        n = counts.get(key, 0.0)
+        return f"{arm['gaps_us_per_step'].get(key, 0.0) / n:.1f}" if n else "-"
 
     def note(key: str) -> str:
-        if ml is None or tl is None:
-            return ""
-        return (f"; host-late {ml.get(key, 0.0):7.1f} vs {tl.get(key, 0.0):7.1f}"
-                f"; in-graph {mg.get(key, 0.0):7.1f} vs {tg.get(key, 0.0):7.1f}")
+        text = ""
+        if ml is not None and tl is not None:
+            text += (f"; host-late {ml.get(key, 0.0):7.1f} vs {tl.get(key, 0.0):7.1f}"
+                     f"; in-graph {mg.get(key, 0.0):7.1f} vs {tg.get(key, 0.0):7.1f}")
+        if mc is not None and tc is not None:
+            text += (f"; {mc.get(key, 0.0):.3f} vs {tc.get(key, 0.0):.3f} a step, "
+                     f"{each(mine, mc, key)} vs {each(theirs, tc, key)} us each")
+        return text
 
     return largest_differences(mine["gaps_us_per_step"], theirs["gaps_us_per_step"],
                                top, note=note)

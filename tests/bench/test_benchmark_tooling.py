@@ -2614,14 +2614,23 @@ def test_profile_step_gaps_tell_a_late_launch_from_a_queued_one(tmp_path):
     lines = gap_differences(mine, base, top=3)
     # The control kernel moved the copy's wait from after the body to after
     # itself (queued in both), and brought a wait inside the graph.
+    # Each line ends with how often the gap occurs a step and its cost each
+    # time ("-" where it does not occur).
     assert lines == [
         "      -31.0 us  (     0.0 vs     31.0; host-late     0.0 vs     0.0; "
-        "in-graph     0.0 vs     0.0)  body<1> -> copy<2>",
+        "in-graph     0.0 vs     0.0; 0.000 vs 1.000 a step, - vs 31.0 us each)  "
+        "body<1> -> copy<2>",
         "      +25.0 us  (    25.0 vs      0.0; host-late     0.0 vs     0.0; "
-        "in-graph     0.0 vs     0.0)  loop_control -> copy<2>",
+        "in-graph     0.0 vs     0.0; 1.000 vs 0.000 a step, 25.0 vs - us each)  "
+        "loop_control -> copy<2>",
         "       +5.0 us  (     5.0 vs      0.0; host-late     0.0 vs     0.0; "
-        "in-graph     5.0 vs     0.0)  body<1> -> loop_control"]
-    # Against a file without host-late figures: the plain lines.
+        "in-graph     5.0 vs     0.0; 1.000 vs 0.000 a step, 5.0 vs - us each)  "
+        "body<1> -> loop_control"]
+    # Two steps, the gap in one of them: half a step, the whole gap each time.
+    two = window_summary([(k, 2, 90e-6)])
+    assert gap_differences(two, base, top=3)[1].endswith(
+        "0.500 vs 0.000 a step, 25.0 vs - us each)  loop_control -> copy<2>")
+    # Against a file without host-late figures: no host-late part.
     old = window_summary([([x[:3] for x in k], 1, 90e-6)])
     assert "host-late" not in "\n".join(gap_differences(mine, old, top=4))
 
