@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Written in session 55 (issue 29) for the next device session's first long
-# command, after first.sh (this folder) and b2..b14 were staged one call each
-# (pack with scripts/pack-offline.sh --all --cap 22MB: 15 chunks with the kept
-# draft; check the call with scripts/gpu-host/call-size.sh .gpu-bundles/b15
-# .gpu-bundles/prompts). Carry b15 and .gpu-bundles/prompts. Returns in
+# command, after first.sh (this folder) and b2..b15 were staged one call each
+# (pack with scripts/pack-offline.sh --all --cap 21MB: 16 chunks with the kept
+# draft; check the call with scripts/gpu-host/call-size.sh .gpu-bundles/b16
+# .gpu-bundles/prompts). Carry b16 and .gpu-bundles/prompts. Returns in
 # ~70 s; the rest runs in its own process sessions, one thing on the GPU at a
 # time:
 #   1. the last chunk, check, host.txt (stage-last.sh);
@@ -29,7 +29,7 @@ set -euo pipefail
 R=${PLAN_DIR:-/tmp/s56}; mkdir -p "$R"
 p=${RUN_P:-s56p}
 conc=${CONC:-1,32}
-root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b15}")
+root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b16}")
 source "$root/env.sh"
 M=$root/models
 timeout 180 python3 benchmarks/while_body_torch.py > "$R/while_body_torch.txt" 2>&1 \
