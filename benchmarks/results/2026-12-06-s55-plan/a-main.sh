@@ -17,9 +17,9 @@
 #      done and the GPU quiet;
 #   4. the A/B s56p, arms fixed here: sd2+t, sd3+t (SD K=2 and K=3: at one
 #      request SD's best K was 3 on the H200, issue 29's table, and K=3 never
-#      ran at c = 1 on the H100) and dsl4+t (the default config), at c = 1
-#      then 32, 1 warm + 12 ABBA rounds, one wave a round (8 requests at c =
-#      1), 256 tokens, --rotate-prompts, prefix caching off, the DSL engine
+#      ran at c = 1 on the H100) and dsl4+t (the default config), at c = 1,
+#      2, 4 (never run on the H100) then 32, 1 warm + 12 ABBA rounds, one
+#      wave a round (8 requests at c = 1, 2, 4), 256 tokens, --rotate-prompts, prefix caching off, the DSL engine
 #      started alone, every arm timing its host calls (HostTimer, +t).
 # No profile: sessions 54-55 located the draft loop's extra time (41.7-41.8
 # us each time the WHILE body starts, in-graph); steps 1-2 and first.sh ask
@@ -28,7 +28,7 @@
 set -euo pipefail
 R=${PLAN_DIR:-/tmp/s56}; mkdir -p "$R"
 p=${RUN_P:-s56p}
-conc=${CONC:-1,32}
+conc=${CONC:-1,2,4,32}
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b16}")
 source "$root/env.sh"
 M=$root/models

@@ -32,7 +32,7 @@ if [[ "$ab" != - ]]; then
   for x in args rc; do [[ -f "$tmp/$x" ]] && cp "$tmp/$x" "$dest/$p-$x"; done
   rm -rf "$tmp"
   cd "$dest"
-  for c in 1 32; do
+  for c in 1 2 4 32; do
     python3 "$bench/full_steps.py" --base sd2+t --concurrency "$c" "$p-abab.json.gz" || true
   done > full-steps.txt
   { for arm in sd2+t sd3+t; do
