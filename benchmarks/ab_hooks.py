@@ -111,13 +111,16 @@ calls the method on every worker once the engine is up, before any workload).
   ``host_timer_on`` as the arm's ``rpc``, ``host_timer_read`` as its
   ``probe``: each round's answer is per step and starts afresh (session 38:
   a DSL step at one request took ~0.45 ms more host time than SD's at the
-  same tokens a step; this says where).
+  same tokens a step; this says where). With ``DSL_DUMP_LOOP_GRAPHS=<dir>``
+  in the engine's environment, ``host_timer_on`` also writes the DSL draft
+  loop's graphs there (``dump_loop_graphs``), once.
 """
 
 from __future__ import annotations
 
 import functools
 import gc
+import os
 import statistics
 import threading
 import time
@@ -322,6 +325,40 @@ class _StepTimes:
         return out
 
 
+def loop_sizes_to_dump(sizes: list[int]) -> list[int]:
+    """The batch sizes whose draft loop graph ``dump_loop_graphs`` writes:
+    the smallest and the largest captured (one request's loop and the full
+    batch's), each once."""
+    return sorted({min(sizes), max(sizes)}) if sizes else []
+
+
+def dump_loop_graphs(speculator: object, out_dir: str) -> list[str]:
+    """Write the DSL draft loop's CUDA graph (``DeviceWhileLoop``: control;
+    WHILE { the captured decode step; control }) as a verbose Graphviz file
+    (``cudaGraphDebugDotPrint``: every node's kind, kernel, launch shape and
+    parameters, every edge) for ``loop_sizes_to_dump`` of the captured batch
+    sizes: what the device runs each time the loop's body starts (session
+    55: ~42 µs in-graph, where a body of plain kernels costs ~4-6 µs).
+    Returns the files written; none where the speculator has no device
+    loops. Reads the loops' private graph handle: a benchmark's probe."""
+    loops = getattr(speculator, "decode_loops", None) or {}
+    by_size = {desc.num_tokens: loop for desc, loop in loops.items()}
+    if not by_size:
+        return []
+    from cuda.bindings import runtime as rt
+
+    os.makedirs(out_dir, exist_ok=True)
+    verbose = int(rt.cudaGraphDebugDotFlags.cudaGraphDebugDotFlagsVerbose)
+    written = []
+    for size in loop_sizes_to_dump(list(by_size)):
+        path = os.path.join(out_dir, f"draft-loop-{size}.dot")
+        result = rt.cudaGraphDebugDotPrint(by_size[size]._graph, path.encode(), verbose)
+        err = result[0] if isinstance(result, tuple) else result
+        if int(err) == 0:
+            written.append(path)
+    return written
+
+
 def _median_ms(ns: list[int]) -> float | None:
     return statistics.median(ns) / 1e6 if ns else None
 
@@ -376,6 +413,10 @@ class HostTimer:
                 times.wrap(cls, attr, name)
                 getattr(cls, attr)._host_timed = True
         runner._host_timer = times
+        # DSL_DUMP_LOOP_GRAPHS=<dir>: the draft loop's graphs, once, where
+        # the runner has them (a DSL arm; no device time).
+        if (out_dir := os.environ.get("DSL_DUMP_LOOP_GRAPHS")) and speculator is not None:
+            dump_loop_graphs(speculator, out_dir)
         return True
 
     def host_timer_read(self) -> dict | None:

@@ -15,10 +15,14 @@ kind alone, so the kind that costs the 42 us shows. On a staged GPU host:
 
 One line per body: replay_1, replay_2, loop_1, loop_2 (us a launch), then
 loop_1 - replay_1 (entry and one iteration) and the added iteration's extra
-(loop_2 - loop_1) - (replay_2 - replay_1).
+(loop_2 - loop_1) - (replay_2 - replay_1). With ``--dot-dir``, each body's
+loop graph as a verbose Graphviz file (``cudaGraphDebugDotPrint``: node
+kinds, kernels, launch shapes, edges), to set beside the engine's own draft
+loop (``DSL_DUMP_LOOP_GRAPHS``, ``ab_hooks.dump_loop_graphs``).
 """
 
 import argparse
+import os
 
 import torch
 
@@ -77,6 +81,7 @@ def main() -> None:
     parser.add_argument("--hidden", type=int, default=2048)
     parser.add_argument("--layers", type=int, default=16)
     parser.add_argument("--launches", type=int, default=100)
+    parser.add_argument("--dot-dir", help="write each loop graph here (.dot)")
     args = parser.parse_args()
     dev = torch.device("cuda")
     step = torch.zeros((), device=dev, dtype=torch.int64)
@@ -99,6 +104,13 @@ def main() -> None:
         loop = DeviceWhileLoop(
             graph, step=step, num_steps=num_steps, active=None, num_rows=0
         )
+        if args.dot_dir:
+            from cuda.bindings import runtime as rt
+
+            os.makedirs(args.dot_dir, exist_ok=True)
+            path = os.path.join(args.dot_dir, f"loop-{name}.dot")
+            flags = int(rt.cudaGraphDebugDotFlags.cudaGraphDebugDotFlagsVerbose)
+            rt.cudaGraphDebugDotPrint(loop._graph, path.encode(), flags)
 
         def run_loop(iters: int) -> float:
             num_steps.fill_(iters + 1)

@@ -1722,6 +1722,52 @@ def test_host_timer_times_only_the_calls_an_sd_runner_has(engine_core_classes):
     assert got["steps"] == 2 and got["step_cpu_ms"] > 2.5
 
 
+def test_dump_loop_graphs_writes_the_smallest_and_largest_loop(tmp_path, monkeypatch):
+    """``DSL_DUMP_LOOP_GRAPHS``: the DSL draft loops' graphs of the smallest
+    and the largest captured batch size, written by the CUDA runtime's dot
+    printer (a stand-in here, which records what it was asked: this machine
+    has no CUDA) from each loop's own graph handle; nothing without loops."""
+    import ab_hooks
+
+    assert ab_hooks.loop_sizes_to_dump([8, 1, 64, 32]) == [1, 64]
+    assert ab_hooks.loop_sizes_to_dump([4]) == [4]
+    assert ab_hooks.loop_sizes_to_dump([]) == []
+    asked = []
+
+    def dot_print(graph, path, flags):
+        asked.append((graph, path, flags))
+        Path(path.decode()).write_text("digraph {}")
+        return (0,)
+
+    runtime = types.SimpleNamespace(
+        cudaGraphDebugDotPrint=dot_print,
+        cudaGraphDebugDotFlags=types.SimpleNamespace(cudaGraphDebugDotFlagsVerbose=1))
+    bindings = types.ModuleType("cuda.bindings")
+    bindings.runtime = runtime
+    monkeypatch.setitem(sys.modules, "cuda", types.ModuleType("cuda"))
+    monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+    monkeypatch.setitem(sys.modules, "cuda.bindings.runtime", runtime)
+
+    class Desc:
+        def __init__(self, n):
+            self.num_tokens = n
+
+    class Loop:
+        def __init__(self, n):
+            self._graph = f"graph-{n}"
+
+    speculator = types.SimpleNamespace(
+        decode_loops={Desc(n): Loop(n) for n in (1, 2, 64, 32)})
+    out = tmp_path / "dot"
+    written = ab_hooks.dump_loop_graphs(speculator, str(out))
+    assert written == [str(out / "draft-loop-1.dot"), str(out / "draft-loop-64.dot")]
+    assert [(g, f) for g, _, f in asked] == [("graph-1", 1), ("graph-64", 1)]
+    assert (out / "draft-loop-64.dot").read_text() == "digraph {}"
+    # No device loops (SD, or DSL on the host loop): nothing is written.
+    assert ab_hooks.dump_loop_graphs(types.SimpleNamespace(decode_loops={}), str(out)) == []
+    assert ab_hooks.dump_loop_graphs(object(), str(out)) == []
+
+
 def test_step_times_leave_idle_gaps_out_of_the_busy_mean(monkeypatch):
     """A period from one step's start to the next that waits for work (no
     request in flight) is left out of the busy means and counted; the plain

@@ -10,7 +10,8 @@
 #   2. before anything else uses the GPU (~30 s): benchmarks/while_body_torch.py,
 #      torch-captured bodies (GEMMs, elementwise, copies, mixed) in the
 #      series' DeviceWhileLoop, against replaying them from the host
-#      (/tmp/s56/while_body_torch.txt, in a.tgz);
+#      (/tmp/s56/while_body_torch.txt and each body's loop graph as a verbose
+#      Graphviz file in /tmp/s56/dot-torch, in a.tgz);
 #   3. the proxies' chain (proxies-start.sh: the target and truncation built,
 #      the kept draft assembled, both scaled; ~130 s), no suite (the GPU code
 #      is unchanged since its whole runs in sessions 51-52); go once it is
@@ -20,7 +21,9 @@
 #      ran at c = 1 on the H100) and dsl4+t (the default config), at c = 1,
 #      2, 4 (never run on the H100) then 32, 1 warm + 12 ABBA rounds, one
 #      wave a round (8 requests at c = 1, 2, 4), 256 tokens, --rotate-prompts, prefix caching off, the DSL engine
-#      started alone, every arm timing its host calls (HostTimer, +t).
+#      started alone, every arm timing its host calls (HostTimer, +t); the DSL
+#      arm's draft loop graphs (DSL_DUMP_LOOP_GRAPHS: 1 and 64 rows, verbose
+#      Graphviz) in the A/B's dot/.
 # No profile: sessions 54-55 located the draft loop's extra time (41.7-41.8
 # us each time the WHILE body starts, in-graph); steps 1-2 and first.sh ask
 # what makes it.
@@ -32,7 +35,7 @@ conc=${CONC:-1,2,4,32}
 root=$(GPU_HOST_ROOT=/tmp/gpuhost bash scripts/gpu-host/stage-last.sh "$R" "${CHUNK:-.gpu-bundles/b16}")
 source "$root/env.sh"
 M=$root/models
-timeout 180 python3 benchmarks/while_body_torch.py > "$R/while_body_torch.txt" 2>&1 \
+timeout 180 python3 benchmarks/while_body_torch.py --dot-dir "$R/dot-torch" > "$R/while_body_torch.txt" 2>&1 \
   || echo "# while_body_torch.py: rc=$?" >> "$R/while_body_torch.txt"
 tail -n 6 "$R/while_body_torch.txt"
 rm -f "$R"/{go,after.done}
@@ -47,7 +50,9 @@ PAIR=(--models "$M" --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --pro
 T='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
 arms=${PLAN_AB_ARMS:-sd2+t,sd3+t,dsl4+t}
 echo "$p: $arms at $conc once $R/go exists" | tee "$R/ab-plan.txt"
-GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go AB_WAIT_S=900 \
+# The DSL arm's draft loop graphs (1 and 64 rows), written by its HostTimer
+# once the engine is up, come back with the A/B's files.
+DSL_DUMP_LOOP_GRAPHS=/tmp/ab/$p/dot GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$R/go AB_WAIT_S=900 \
   bash scripts/gpu-host/ab-start.sh "$p" -- "${PAIR[@]}" --concurrency "$conc" \
   --max-tokens 256 --waves 1 --base-requests 8 --rotate-prompts --engine "$E" \
   --out abab.json --arms "$arms" --arm-options "$T" --rounds 12 --warm-rounds 1 --dsl-starts-alone \

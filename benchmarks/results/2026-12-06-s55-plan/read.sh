@@ -5,7 +5,8 @@
 # benchmarks' output (while_node_cost.txt from first.sh's call, which the
 # reader copies into DEST; while_body_torch.txt from a.tgz) into DEST (a new
 # benchmarks/results/<date>-<gpu>-s56 folder), unpacks the A/B (s56p.tgz)
-# and writes full-steps.txt (full_steps.py against sd2+t at each c),
+# (with the DSL arm's draft loop graphs, draft-loop-*.dot.gz, and the torch
+# bodies' loop graphs, torch-loop-*.dot.gz) and writes full-steps.txt (full_steps.py against sd2+t at each c),
 # host-timer.txt (sd2+t and sd3+t against dsl4+t) and the verdict of dsl4
 # (verdict.py --label t: the best of sd2 and sd3 at each c). Either tarball
 # may be "-" when it did not come back. The README of DEST is the reader's.
@@ -22,6 +23,9 @@ if [[ "$a" != - ]]; then
   for x in while_body_torch.txt host.txt ab-plan.txt; do
     [[ -f "$tmp/s56/$x" ]] && cp "$tmp/s56/$x" "$dest/"
   done
+  for x in "$tmp"/s56/dot-torch/*.dot; do
+    [[ -f "$x" ]] && gzip -c "$x" > "$dest/torch-$(basename "$x").gz"
+  done
   rm -rf "$tmp"
 fi
 if [[ "$ab" != - ]]; then
@@ -30,6 +34,7 @@ if [[ "$ab" != - ]]; then
   gzip -c "$tmp/abab.log" > "$dest/$p-abab.log.gz"
   for x in gpu.csv top.log; do [[ -f "$tmp/$x" ]] && gzip -c "$tmp/$x" > "$dest/$p-$x.gz"; done
   for x in args rc; do [[ -f "$tmp/$x" ]] && cp "$tmp/$x" "$dest/$p-$x"; done
+  for x in "$tmp"/dot/*.dot; do [[ -f "$x" ]] && gzip -c "$x" > "$dest/$(basename "$x").gz"; done
   rm -rf "$tmp"
   cd "$dest"
   for c in 1 2 4 32; do
