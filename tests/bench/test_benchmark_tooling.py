@@ -1722,7 +1722,8 @@ def test_host_timer_times_only_the_calls_an_sd_runner_has(engine_core_classes):
     assert got["steps"] == 2 and got["step_cpu_ms"] > 2.5
 
 
-def test_dump_loop_graphs_writes_the_smallest_and_largest_loop(tmp_path, monkeypatch):
+def test_dump_loop_graphs_writes_the_smallest_and_largest_loop(
+        tmp_path, monkeypatch, capsys, engine_core_classes):
     """``DSL_DUMP_LOOP_GRAPHS``: the DSL draft loops' graphs of the smallest
     and the largest captured batch size, written by the CUDA runtime's dot
     printer (a stand-in here, which records what it was asked: this machine
@@ -1763,6 +1764,24 @@ def test_dump_loop_graphs_writes_the_smallest_and_largest_loop(tmp_path, monkeyp
     assert written == [str(out / "draft-loop-1.dot"), str(out / "draft-loop-64.dot")]
     assert [(g, f) for g, _, f in asked] == [("graph-1", 1), ("graph-64", 1)]
     assert (out / "draft-loop-64.dot").read_text() == "digraph {}"
+    # From host_timer_on, with the variable set: the same files; a printer
+    # that fails leaves the timer on.
+    class Worker(ab_hooks.HostTimer):
+        def __init__(self, runner):
+            self.model_runner = runner
+
+    runner = _TimedRunner(dsl=True)
+    runner.speculator.decode_loops = speculator.decode_loops
+    monkeypatch.setenv("DSL_DUMP_LOOP_GRAPHS", str(tmp_path / "from-timer"))
+    asked.clear()
+    assert Worker(runner).host_timer_on() is True
+    assert [g for g, _, _ in asked] == ["graph-1", "graph-64"]
+    assert (tmp_path / "from-timer" / "draft-loop-1.dot").exists()
+    runtime.cudaGraphDebugDotPrint = None  # not callable: the probe fails
+    runner = _TimedRunner(dsl=True)
+    runner.speculator.decode_loops = speculator.decode_loops
+    assert Worker(runner).host_timer_on() is True
+    assert "ab_hooks: no loop graphs written" in capsys.readouterr().err
     # No device loops (SD, or DSL on the host loop): nothing is written.
     assert ab_hooks.dump_loop_graphs(types.SimpleNamespace(decode_loops={}), str(out)) == []
     assert ab_hooks.dump_loop_graphs(object(), str(out)) == []
