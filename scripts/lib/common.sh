@@ -260,21 +260,47 @@ stage_kept_rows() {
   fi
 }
 
-# start_chain_and_suite NAME LOG_DIR LAYERS CHAIN_DONE CHAIN [ARGS...]: a build
-# chain's start script (scripts/gpu-host/CHAIN, which returns once its chain
-# runs in its own process session; output in LOG_DIR/<CHAIN less .sh>.log), then
-# start_suite_beside. Where the chain's start fails: its log's tail and one
-# line on stderr, exit status 1, nothing started.
-start_chain_and_suite() {
-  local name=$1 logs=$2 layers=$3 done=$4 chain=$5 log
-  shift 5
+# start_chain NAME LOG_DIR CHAIN [ARGS...]: a build chain's start script
+# (scripts/gpu-host/CHAIN, which returns once its chain runs in its own
+# process session; output in LOG_DIR/<CHAIN less .sh>.log). Where it fails:
+# its log's tail and one line on stderr, exit status 1.
+start_chain() {
+  local name=$1 logs=$2 chain=$3 log
+  shift 3
   log="$logs/${chain%.sh}.log"
   if ! bash "$ROOT/scripts/gpu-host/$chain" "$@" > "$log" 2>&1; then
     tail -n 5 "$log" >&2
     echo "$name: $chain failed (log: $log)" >&2
     exit 1
   fi
+}
+
+# start_chain_and_suite NAME LOG_DIR LAYERS CHAIN_DONE CHAIN [ARGS...]:
+# start_chain, then start_suite_beside; nothing more where the chain's start
+# fails.
+start_chain_and_suite() {
+  local name=$1 logs=$2 layers=$3 done=$4 chain=$5
+  shift 5
+  start_chain "$name" "$logs" "$chain" "$@"
   start_suite_beside "$name" "$logs" "$layers" "$done"
+}
+
+# start_chain_alone NAME LOG_DIR CHAIN_DONE CHAIN [ARGS...]: start_chain with
+# no GPU suite beside it (a session whose GPU code is unchanged since its
+# suite's last whole run): LOG_DIR/after.done at once (with after.skipped
+# saying why), and LOG_DIR/go once CHAIN_DONE exists and the GPU is quiet,
+# the same markers start_suite_beside leaves. The markers of an earlier run
+# go first; nothing more where the chain's start fails.
+start_chain_alone() {
+  local name=$1 logs=$2 done=$3
+  shift 3
+  rm -f "$logs"/{go,gpu-apps-at-go.csv,after.done,after.skipped}
+  start_chain "$name" "$logs" "$@"
+  echo "no GPU suite beside the chain ($name)" > "$logs/after.skipped"
+  touch "$logs/after.done"
+  setsid bash "$ROOT/scripts/gpu-host/go-when-quiet.sh" "$logs/go" --after "$done" \
+    < /dev/null > /dev/null 2>&1 &
+  echo "$name: the chain started, no suite; go: $logs/go"
 }
 
 # start_suite_beside NAME LOG_DIR LAYERS CHAIN_DONE: on a staged GPU host, the

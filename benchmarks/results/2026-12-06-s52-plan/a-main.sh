@@ -48,16 +48,10 @@ if [[ "${PLAN_SUITE:-1}" == 1 ]]; then
     GPU_HOST_ROOT=$root SUITE_ROOT=$root bash scripts/gpu-host/beside-proxies.sh "$R"
 else
   # No suite (the GPU code unchanged since its last whole run): the chain
-  # builds the truncation itself (proxies-start.sh's default since session
-  # 55, which lost ~330 s here waiting for a suite that did not run); go once
-  # it is done and the GPU quiet; after.done at once, for collect.sh.
-  rm -f "$R"/{go,after.done}
-  GPU_HOST_ROOT=$root bash scripts/gpu-host/proxies-start.sh > "$R/proxies-start.log" 2>&1 \
-    || { tail -n 5 "$R/proxies-start.log"; exit 1; }
-  echo "PLAN_SUITE=0: no GPU suite this session" > "$R/after.skipped"
-  touch "$R/after.done"
-  setsid bash scripts/gpu-host/go-when-quiet.sh "$R/go" --after "${PROXY_DIR:-/tmp/proxies}/done" \
-    < /dev/null > /dev/null 2>&1 &
+  # builds the truncation itself (session 55 lost ~330 s here waiting for a
+  # suite that did not run); go once it is done and the GPU quiet;
+  # after.done at once, for collect.sh.
+  GPU_HOST_ROOT=$root bash scripts/gpu-host/alone-proxies.sh "$R"
 fi
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 PAIR=(--models "$M" --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts)

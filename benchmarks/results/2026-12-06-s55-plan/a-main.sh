@@ -38,13 +38,7 @@ M=$root/models
 timeout 180 python3 benchmarks/while_body_torch.py --dot-dir "$R/dot-torch" > "$R/while_body_torch.txt" 2>&1 \
   || echo "# while_body_torch.py: rc=$?" >> "$R/while_body_torch.txt"
 tail -n 6 "$R/while_body_torch.txt"
-rm -f "$R"/{go,after.done}
-GPU_HOST_ROOT=$root bash scripts/gpu-host/proxies-start.sh > "$R/proxies-start.log" 2>&1 \
-  || { tail -n 5 "$R/proxies-start.log"; exit 1; }
-echo "no GPU suite this session" > "$R/after.skipped"
-touch "$R/after.done"
-setsid bash scripts/gpu-host/go-when-quiet.sh "$R/go" --after "${PROXY_DIR:-/tmp/proxies}/done" \
-  < /dev/null > /dev/null 2>&1 &
+GPU_HOST_ROOT=$root bash scripts/gpu-host/alone-proxies.sh "$R"
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 PAIR=(--models "$M" --target smollm2-135m-x8b --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts)
 T='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
