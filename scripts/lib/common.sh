@@ -303,6 +303,29 @@ start_chain_alone() {
   echo "$name: the chain started, no suite; go: $logs/go"
 }
 
+# unpack_ab_run TGZ DEST NAME: here, an A/B run's tarball as
+# scripts/gpu-host/ab-collect.sh returns it, laid into DEST as a results
+# folder keeps it: abab.json, abab.log, gpu.csv and top.log gzipped as
+# NAME-<file>.gz, args and rc as NAME-<file>, and any graphs the run wrote
+# (dot/*.dot, e.g. ab_hooks.dump_loop_graphs') as <file>.dot.gz.
+unpack_ab_run() {
+  local tgz=$1 dest=$2 name=$3 tmp x
+  tmp=$(mktemp -d)
+  tar xzf "$tgz" -C "$tmp"
+  gzip -c "$tmp/abab.json" > "$dest/$name-abab.json.gz"
+  gzip -c "$tmp/abab.log" > "$dest/$name-abab.log.gz"
+  for x in gpu.csv top.log; do
+    [[ -f "$tmp/$x" ]] && gzip -c "$tmp/$x" > "$dest/$name-$x.gz"
+  done
+  for x in args rc; do
+    [[ -f "$tmp/$x" ]] && cp "$tmp/$x" "$dest/$name-$x"
+  done
+  for x in "$tmp"/dot/*.dot; do
+    [[ -f "$x" ]] && gzip -c "$x" > "$dest/$(basename "$x").gz"
+  done
+  rm -rf "$tmp"
+}
+
 # start_suite_beside NAME LOG_DIR LAYERS CHAIN_DONE: on a staged GPU host, the
 # GPU suite's engine groups in their own process session beside a build chain
 # (scripts/gpu-host/beside-proxies.sh, beside-small.sh), from the checkout's

@@ -27,12 +27,7 @@ if [[ "$prof" != - ]]; then
   rm -f "$dest/$f"/prof/*.prof  # cProfile dumps: large, and report.txt has their diff
 fi
 if [[ "$ab" != - ]]; then
-  tmp=$(mktemp -d); tar xzf "$ab" -C "$tmp"
-  gzip -c "$tmp/abab.json" > "$dest/$p-abab.json.gz"
-  gzip -c "$tmp/abab.log" > "$dest/$p-abab.log.gz"
-  for x in gpu.csv top.log; do [[ -f "$tmp/$x" ]] && gzip -c "$tmp/$x" > "$dest/$p-$x.gz"; done
-  for x in args rc; do [[ -f "$tmp/$x" ]] && cp "$tmp/$x" "$dest/$p-$x"; done
-  rm -rf "$tmp"
+  unpack_ab_run "$ab" "$dest" "$p"
   cd "$dest"
   { python3 "$bench/full_steps.py" --base sd2+t "$p-abab.json.gz"
     echo; python3 "$bench/full_steps.py" --base dsl4@1-64:2+t "$p-abab.json.gz"; } > full-steps.txt || true

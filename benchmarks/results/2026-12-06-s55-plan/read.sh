@@ -29,13 +29,7 @@ if [[ "$a" != - ]]; then
   rm -rf "$tmp"
 fi
 if [[ "$ab" != - ]]; then
-  tmp=$(mktemp -d); tar xzf "$ab" -C "$tmp"
-  gzip -c "$tmp/abab.json" > "$dest/$p-abab.json.gz"
-  gzip -c "$tmp/abab.log" > "$dest/$p-abab.log.gz"
-  for x in gpu.csv top.log; do [[ -f "$tmp/$x" ]] && gzip -c "$tmp/$x" > "$dest/$p-$x.gz"; done
-  for x in args rc; do [[ -f "$tmp/$x" ]] && cp "$tmp/$x" "$dest/$p-$x"; done
-  for x in "$tmp"/dot/*.dot; do [[ -f "$x" ]] && gzip -c "$x" > "$dest/$(basename "$x").gz"; done
-  rm -rf "$tmp"
+  unpack_ab_run "$ab" "$dest" "$p"
   cd "$dest"
   for c in 1 2 4 32; do
     python3 "$bench/full_steps.py" --base sd2+t --concurrency "$c" "$p-abab.json.gz" || true
