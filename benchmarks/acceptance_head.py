@@ -31,7 +31,9 @@ standardized on tune; L2-regularized logistic regression (LBFGS), the L2
 weight chosen by ``--folds``-fold cross-validation over prompts on tune
 (log loss). Tune's own predictions are out-of-fold (so a threshold chosen on
 them is not fitted to them); test's come from the model refitted on all of
-tune. Writes ``head-tune.json.gz`` and ``head-test.json.gz`` in ``--out-dir``:
+tune. ``--no-hidden`` fits the same regression without the hidden state
+(the confidence's own features, calibrated), the baseline the head must
+beat; ``--pca N`` keeps the hidden state's first N principal directions. Writes ``head-tune.json.gz`` and ``head-test.json.gz`` in ``--out-dir``:
 the traces with ``p`` replaced by the head's acceptance probability (``p2``
 and the entropy kept), so ``trace_stop_sim.py``'s ``raw`` predictor there is
 the rule reading the head; and ``head.json`` with the Brier score and log
@@ -119,9 +121,10 @@ def collect(args: argparse.Namespace) -> int:
     return 0
 
 
-def features(rows: list[dict]):
-    """Per position (prompt-major): the hidden state, logit(p), logit(p2),
-    entropy; the accepted labels; each position's prompt index."""
+def features(rows: list[dict], hidden: bool = True):
+    """Per position (prompt-major): the hidden state (unless ``hidden`` is
+    False), logit(p), logit(p2), entropy; the accepted labels; each
+    position's prompt index."""
     import torch
 
     eps = 1e-6
@@ -130,7 +133,7 @@ def features(rows: list[dict]):
         p = torch.tensor(r["p"]).clamp(eps, 1 - eps)
         p2 = torch.tensor(r["p2"]).clamp(eps, 1 - eps)
         extra = torch.stack([p.logit(), p2.logit(), torch.tensor(r["entropy"])], 1)
-        xs.append(torch.cat([r["hidden"].float(), extra], 1))
+        xs.append(torch.cat([r["hidden"].float(), extra], 1) if hidden else extra)
         ys.append(torch.tensor(r["accepted"], dtype=torch.float32))
         groups += [g] * len(r["p"])
     return torch.cat(xs), torch.cat(ys), torch.tensor(groups)
@@ -167,8 +170,16 @@ def fit(args: argparse.Namespace) -> int:
     tune = torch.load(args.tune, weights_only=False)["rows"]
     test_data = torch.load(args.test, weights_only=False)
     test = test_data["rows"]
-    xt, yt, gt = features(tune)
-    xs, ys, _ = features(test)
+    xt, yt, gt = features(tune, not args.no_hidden)
+    xs, ys, _ = features(test, not args.no_hidden)
+    if args.pca and not args.no_hidden:
+        # The hidden state's first ``--pca`` principal directions on tune
+        # (fewer weights to fit), then the three confidence features.
+        h = xt.shape[1] - 3
+        center = xt[:, :h].mean(0)
+        basis = torch.linalg.svd(xt[:, :h] - center, full_matrices=False)[2][:args.pca].T
+        xt = torch.cat([(xt[:, :h] - center) @ basis, xt[:, h:]], 1)
+        xs = torch.cat([(xs[:, :h] - center) @ basis, xs[:, h:]], 1)
     mean, std = xt.mean(0), xt.std(0).clamp(min=1e-6)
     xt, xs = (xt - mean) / std, (xs - mean) / std
     folds = gt % args.folds
@@ -191,7 +202,8 @@ def fit(args: argparse.Namespace) -> int:
     q_tune = oof_by_l2[best]
     p_test = torch.tensor([p for r in test for p in r["p"]])
     p_tune = torch.tensor([p for r in tune for p in r["p"]])
-    result = {"l2": best, "cv_log_loss": cv, "folds": args.folds,
+    kind = "p" if args.no_hidden else (f"hidden[pca {args.pca}]+p" if args.pca else "hidden+p")
+    result = {"features": kind, "l2": best, "cv_log_loss": cv, "folds": args.folds,
               "tune_positions": len(yt), "test_positions": len(ys),
               "test": {"raw_p": scores(p_test, ys), "head": scores(q_test, ys)},
               "tune_out_of_fold": {"raw_p": scores(p_tune, yt), "head": scores(q_tune, yt)},
@@ -208,7 +220,7 @@ def fit(args: argparse.Namespace) -> int:
             at += n
         with gzip.open(args.out_dir / f"head-{name}.json.gz", "wt") as f:
             json.dump({**test_data["header"], "dataset": name,
-                       "predictor": "logistic head on the draft's hidden state",
+                       "predictor": "logistic regression on " + result["features"],
                        "rows": out}, f)
     (args.out_dir / "head.json").write_text(json.dumps(result, indent=1))
     t = result["test"]
@@ -241,6 +253,13 @@ def main(argv: list[str]) -> int:
     f.add_argument("--out-dir", required=True, type=Path)
     f.add_argument("--l2", default="1e-3,1e-2,3e-2,1e-1", help="L2 weights to choose from")
     f.add_argument("--folds", type=int, default=5)
+    f.add_argument("--no-hidden", action="store_true",
+                   help="leave the hidden state out: the same regression on "
+                        "logit(p), logit(p2) and the entropy alone (what the "
+                        "hidden state adds is the difference)")
+    f.add_argument("--pca", type=int, default=0,
+                   help="keep the hidden state's first N principal directions "
+                        "on tune (0: all of it)")
     args = ap.parse_args(argv)
     if args.cmd == "collect":
         if args.num_prompts < 1 or args.max_tokens < 1:
@@ -248,6 +267,8 @@ def main(argv: list[str]) -> int:
         return collect(args)
     if args.folds < 2:
         raise SystemExit("acceptance_head: --folds must be >= 2")
+    if args.pca < 0:
+        raise SystemExit("acceptance_head: --pca must be >= 0")
     return fit(args)
 
 

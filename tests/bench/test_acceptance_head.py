@@ -73,6 +73,21 @@ def test_fit_finds_the_hidden_direction_and_keeps_every_label(tmp_path):
             assert agree >= 0.85 * len(w["p"])
 
 
+def test_without_the_hidden_state_nothing_is_found(tmp_path):
+    """--no-hidden fits on the confidence's features alone (noise here), and
+    --pca keeping every direction finds what the full state does."""
+    save(tmp_path / "tune.pt", synthetic_rows(20, 30, 1))
+    save(tmp_path / "test.pt", synthetic_rows(10, 30, 2))
+    base = ["fit", "--tune", str(tmp_path / "tune.pt"), "--test", str(tmp_path / "test.pt"),
+            "--folds", "4"]
+    acceptance_head.main([*base, "--out-dir", str(tmp_path / "p"), "--no-hidden"])
+    acceptance_head.main([*base, "--out-dir", str(tmp_path / "pca"), "--pca", str(DIM)])
+    p = json.loads((tmp_path / "p" / "head.json").read_text())
+    pca = json.loads((tmp_path / "pca" / "head.json").read_text())
+    assert p["features"] == "p" and p["test"]["head"]["brier"] > 0.2
+    assert pca["features"] == f"hidden[pca {DIM}]+p" and pca["test"]["head"]["brier"] < 0.1
+
+
 def test_tune_predictions_are_out_of_fold(tmp_path):
     """With acceptance pure noise, in-sample predictions of a 11-feature model
     would beat the base rate on tune; out-of-fold ones must not."""
@@ -94,6 +109,9 @@ def test_bad_arguments_name_the_flag(tmp_path):
     with pytest.raises(SystemExit, match="--folds"):
         acceptance_head.main(["fit", "--tune", "a", "--test", "b", "--out-dir",
                               str(tmp_path), "--folds", "1"])
+    with pytest.raises(SystemExit, match="--pca"):
+        acceptance_head.main(["fit", "--tune", "a", "--test", "b", "--out-dir",
+                              str(tmp_path), "--pca", "-1"])
     with pytest.raises(SystemExit, match="--num-prompts"):
         acceptance_head.main(["collect", "--target", "t", "--draft", "d", "--prompts",
                               str(tmp_path), "--num-prompts", "0", "--out", "x.pt",
