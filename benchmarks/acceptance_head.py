@@ -16,9 +16,9 @@ a small head on the drafter's hidden state to predict acceptance. This
 measures whether such a head, here a logistic regression, separates accepted
 from rejected drafts better than ``p`` on this drafter:
 
-``collect``: as ``calibration.py`` (the target's greedy continuation, then
-one forward of each model over prompt + continuation, so every position is
-a draft after an accepted prefix), writes per prompt and position ``p``,
+``collect``: ``calibration.py``'s ``measure_rows`` (the target's greedy
+continuation, then one forward of each model over prompt + continuation, so
+every position is a draft after an accepted prefix), writes per prompt and position ``p``,
 ``p2``, the entropy, ``accepted`` and the drafter's last hidden state (after
 its final norm: what its LM head reads) to ``--out`` (torch), and the same
 positions as a ``calibration.py --trace`` file to ``--trace`` (the raw
@@ -54,10 +54,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 def collect(args: argparse.Namespace) -> int:
     import torch
-    from transformers import AutoModelForCausalLM
 
-    from calibration import batches, greedy, left_pad, write_trace
-    from run import load_prompts, model_path
+    from calibration import load_model, measure_rows, pad_token, write_trace
+    from run import load_prompts
 
     prompts = load_prompts(args.prompts, args.dataset, args.max_prompt_tokens)
     prompts = prompts[:args.num_prompts]
@@ -66,57 +65,21 @@ def collect(args: argparse.Namespace) -> int:
                          f"{args.max_prompt_tokens} tokens in "
                          f"{args.prompts}/{args.dataset}.jsonl")
     torch.manual_seed(0)
-
-    def load(name):
-        return AutoModelForCausalLM.from_pretrained(
-            model_path(args.models, name), attn_implementation="sdpa",
-            dtype=torch.float32).eval()
-
     t0 = time.perf_counter()
-    target, draft = load(args.target), load(args.draft)
-    pad = target.config.pad_token_id
-    if pad is None:
-        eos = target.config.eos_token_id
-        pad = (eos[0] if isinstance(eos, list) else eos) or 0
+    target = load_model(args.models, args.target, torch.float32, "cpu")
+    draft = load_model(args.models, args.draft, torch.float32, "cpu")
     num = args.max_tokens
-    rows: dict[int, dict] = {}
-    with torch.inference_mode():
-        for idx, batch in batches(prompts, args.batch_size):
-            ids, mask, pos = left_pad(batch, pad, "cpu")
-            cont = greedy(target, ids, mask, pos, num)
-            full = torch.cat([ids, cont], dim=1)
-            fmask = torch.cat([mask, torch.ones_like(cont)], dim=1)
-            fpos = (fmask.cumsum(-1) - 1).clamp(min=0)
-            n = full.shape[1]
-            t_hidden = target.base_model(input_ids=full, attention_mask=fmask,
-                                         position_ids=fpos).last_hidden_state
-            t_logits = target.get_output_embeddings()(t_hidden[:, n - num - 1:n - 1])
-            d_hidden = draft.base_model(input_ids=full, attention_mask=fmask,
-                                        position_ids=fpos).last_hidden_state
-            d_hidden = d_hidden[:, n - num - 1:n - 1]
-            d_logits = draft.get_output_embeddings()(d_hidden).float()
-            probs = d_logits.softmax(-1)
-            top = probs.topk(2, dim=-1)
-            entropy = -(probs * d_logits.log_softmax(-1)).sum(-1)
-            ok = (top.indices[..., 0] == t_logits.argmax(-1)).int()
-            for j, i in enumerate(idx):
-                rows[i] = {"p": top.values[j, :, 0].tolist(),
-                           "p2": top.values[j, :, 1].tolist(),
-                           "entropy": entropy[j].tolist(),
-                           "accepted": ok[j].tolist(),
-                           "hidden": d_hidden[j].to(torch.float16).clone()}
-            print(f"acceptance_head: {len(rows)}/{len(prompts)} prompts, "
-                  f"{time.perf_counter() - t0:.0f} s", file=sys.stderr)
-    ordered = [rows[i] for i in sorted(rows)]
+    rows = measure_rows(target, draft, prompts, num, args.batch_size,
+                        pad_token(target.config), "cpu", hidden=True)
     header = {"target": args.target, "draft": args.draft, "dataset": args.dataset,
               "num_prompts": len(prompts), "max_tokens": num,
               "max_prompt_tokens": args.max_prompt_tokens, "dtype": "float32",
               "device": "cpu"}
     args.out.parent.mkdir(parents=True, exist_ok=True)
-    torch.save({"header": header, "rows": ordered}, args.out)
-    write_trace(args.trace, header, ordered)
-    acc = sum(sum(r["accepted"]) for r in ordered) / sum(len(r["p"]) for r in ordered)
-    print(f"wrote {args.out} and {args.trace}: {len(ordered)} prompts x {num} "
+    torch.save({"header": header, "rows": rows}, args.out)
+    write_trace(args.trace, header, rows)
+    acc = sum(sum(r["accepted"]) for r in rows) / sum(len(r["p"]) for r in rows)
+    print(f"wrote {args.out} and {args.trace}: {len(rows)} prompts x {num} "
           f"positions, acceptance {acc:.3f}, {time.perf_counter() - t0:.0f} s")
     return 0
 

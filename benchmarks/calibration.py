@@ -94,20 +94,29 @@ def greedy(model, ids, mask, pos, max_tokens: int):
     return torch.stack(out_ids, dim=1)
 
 
-def position_logits(model, ids, mask, pos, num: int):
-    """Logits predicting the last ``num`` tokens of ``ids`` (float32)."""
+def position_hidden(model, ids, mask, pos, num: int):
+    """The last hidden state (after the final norm: what the LM head reads)
+    at the positions predicting the last ``num`` tokens of ``ids``."""
     hidden = model.base_model(input_ids=ids, attention_mask=mask,
                               position_ids=pos).last_hidden_state
     n = ids.shape[1]
-    return model.get_output_embeddings()(hidden[:, n - num - 1:n - 1]).float()
+    return hidden[:, n - num - 1:n - 1]
+
+
+def position_logits(model, ids, mask, pos, num: int):
+    """Logits predicting the last ``num`` tokens of ``ids`` (float32)."""
+    return model.get_output_embeddings()(position_hidden(model, ids, mask, pos, num)).float()
 
 
 def measure_rows(target, draft, prompts: list[list[int]], max_tokens: int,
-                 batch_size: int, pad: int, device) -> list[dict[str, list]]:
+                 batch_size: int, pad: int, device,
+                 hidden: bool = False) -> list[dict[str, list]]:
     """Per prompt (in the order given), per continuation position: the
     draft's confidence ``p`` (its largest softmax probability), the second
     largest ``p2``, the entropy of its distribution in nats, and whether its
-    argmax is the target's (``accepted``, 0/1)."""
+    argmax is the target's (``accepted``, 0/1); with ``hidden``, also the
+    draft's last hidden state there (``hidden``: a float16 CPU tensor of
+    positions x hidden size)."""
     import torch
 
     results: dict[int, dict[str, list]] = {}
@@ -119,7 +128,8 @@ def measure_rows(target, draft, prompts: list[list[int]], max_tokens: int,
         fmask = torch.cat([mask, torch.ones_like(cont)], dim=1)
         fpos = (fmask.cumsum(-1) - 1).clamp(min=0)
         t_logits = position_logits(target, full, fmask, fpos, max_tokens)
-        d_logits = position_logits(draft, full, fmask, fpos, max_tokens)
+        d_hidden = position_hidden(draft, full, fmask, fpos, max_tokens)
+        d_logits = draft.get_output_embeddings()(d_hidden).float()
         if not (torch.isfinite(t_logits).all() and torch.isfinite(d_logits).all()):
             return None
         probs = d_logits.softmax(-1)
@@ -127,9 +137,13 @@ def measure_rows(target, draft, prompts: list[list[int]], max_tokens: int,
         p, p2 = top.values[..., 0], top.values[..., 1]
         entropy = -(probs * d_logits.log_softmax(-1)).sum(-1)
         ok = (top.indices[..., 0] == t_logits.argmax(-1)).int()
-        return [{"p": p[j].tolist(), "p2": p2[j].tolist(),
-                 "entropy": entropy[j].tolist(), "accepted": ok[j].tolist()}
-                for j in range(len(rows))]
+        out = [{"p": p[j].tolist(), "p2": p2[j].tolist(),
+                "entropy": entropy[j].tolist(), "accepted": ok[j].tolist()}
+               for j in range(len(rows))]
+        if hidden:
+            for j, row in enumerate(out):
+                row["hidden"] = d_hidden[j].to("cpu", torch.float16).clone()
+        return out
 
     with torch.inference_mode():
         for idx, rows in batches(prompts, batch_size):
@@ -229,6 +243,33 @@ def table(res: dict) -> str:
     return "\n".join(lines)
 
 
+def load_model(models, name: str, dtype, device):
+    """``name`` (a folder under ``models``, else a hub name) as an HF causal
+    LM in ``dtype`` on ``device``, in eval mode (sdpa attention)."""
+    import transformers
+    from transformers import AutoModelForCausalLM
+
+    # ``dtype`` from transformers 4.56 on; before, ``torch_dtype`` (an unknown
+    # ``dtype`` would be set on the config and silently ignored).
+    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
+    dtype_kw = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
+    m = AutoModelForCausalLM.from_pretrained(
+        model_path(str(models), name), attn_implementation="sdpa", **{dtype_kw: dtype})
+    m = m.to(device).eval()
+    if next(m.parameters()).dtype != dtype:
+        raise SystemExit(f"{name} loaded as {next(m.parameters()).dtype}, not {dtype}")
+    return m
+
+
+def pad_token(config) -> int:
+    """The id left padding uses: the pad token, else the (first) EOS, else 0."""
+    pad = config.pad_token_id
+    if pad is None:
+        eos = config.eos_token_id
+        pad = (eos[0] if isinstance(eos, list) else eos) or 0
+    return pad
+
+
 def main(argv: list[str]) -> int:
     ap = argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -254,7 +295,6 @@ def main(argv: list[str]) -> int:
     args = ap.parse_args(argv)
 
     import torch
-    from transformers import AutoModelForCausalLM
 
     device = args.device
     if device == "auto":
@@ -267,29 +307,10 @@ def main(argv: list[str]) -> int:
     if not prompts:
         raise SystemExit(f"no prompts in {args.prompts}/{args.dataset}.jsonl")
 
-    import transformers
-
-    # ``dtype`` from transformers 4.56 on; before, ``torch_dtype`` (an unknown
-    # ``dtype`` would be set on the config and silently ignored).
-    major, minor = (int(x) for x in transformers.__version__.split(".")[:2])
-    dtype_kw = "dtype" if (major, minor) >= (4, 56) else "torch_dtype"
-
-    def load(name):
-        m = AutoModelForCausalLM.from_pretrained(
-            model_path(args.models, name), attn_implementation="sdpa",
-            **{dtype_kw: dtype})
-        m = m.to(device).eval()
-        if next(m.parameters()).dtype != dtype:
-            raise SystemExit(f"{name} loaded as {next(m.parameters()).dtype}, "
-                             f"not {dtype}")
-        return m
-
     t0 = time.perf_counter()
-    target, draft = load(args.target), load(args.draft)
-    pad = target.config.pad_token_id
-    if pad is None:
-        eos = target.config.eos_token_id
-        pad = (eos[0] if isinstance(eos, list) else eos) or 0
+    target = load_model(args.models, args.target, dtype, device)
+    draft = load_model(args.models, args.draft, dtype, device)
+    pad = pad_token(target.config)
     rows = measure_rows(target, draft, prompts, args.max_tokens, args.batch_size,
                         pad, device)
     ps, acc, ts = flatten(rows)
