@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Usage: bash scripts/gpu-host/proxies-ab.sh NAME PLAN_DIR --arms ARMS [options] | --help
+#
+# On the GPU host, a session's first long command once the bundle's other
+# chunks are staged (one call each, docs/gpu-host.md), with the last chunk and
+# .gpu-bundles/prompts carried. Returns in ~40 s; the rest runs in its own
+# process sessions, one thing on the GPU at a time:
+#   1. the last chunk staged and checked, PLAN_DIR/host.txt (stage-last.sh);
+#   2. the proxies' chain alone (alone-proxies.sh: the target and truncation
+#      built, the kept draft assembled, both scaled; ~130-190 s), no GPU suite;
+#   3. the A/B NAME on the proxies (ab-start.sh, once the chain is done and the
+#      GPU quiet): 256 tokens, one wave a round (8 requests at c <= 8),
+#      rotated prompts, prefix caching off, each DSL engine started alone,
+#      every arm timing its host calls (ARM+t runs ARM with ab_hooks.HostTimer).
+# Then $OUT/a.tgz holds PLAN_DIR (host.txt, ab-plan.txt, the logs so far);
+# scripts/gpu-host/ab-collect.sh NAME collects the A/B, and
+# scripts/gpu-host/ab-read.sh reads both here.
+#
+# Options:
+#   --arms ARMS        abab.py's arms (e.g. sd2+t,dsl4+t; required)
+#   --arms-small ARMS  the arms instead where the GPU has < 100,000 MiB (a
+#                      proxies engine takes ~22 GiB: an H200 holds five, an
+#                      H100 three; default: --arms)
+#   --concurrency C    comma-separated, in the order run (default 1,8,32)
+#   --rounds N         measured ABBA rounds after one warm round (default 10)
+# Environment: CHUNK (the last chunk, default .gpu-bundles/b16), GPU_HOST_ROOT
+# (default /tmp/gpuhost), OUT (where a.tgz goes).
+#   bash scripts/gpu-host/proxies-ab.sh s57p /tmp/s57 --arms sd2+t,sd3+t,target+t,dsl4+t,dsl8+t \
+#     --arms-small sd2+t,dsl4+t,dsl8+t --concurrency 1,64,8,32,16,2,4
+# Exit status: 0 once the A/B is queued; 1 where staging, the chain or the
+# A/B's start failed (its log on stderr); 2 on bad arguments.
+set -euo pipefail
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
+help_or_usage "$@"
+[[ $# -ge 2 ]] || { echo "proxies-ab.sh: NAME and PLAN_DIR are needed (see --help)" >&2; exit 2; }
+name=$1 plan=$2; shift 2
+check_run_name proxies-ab.sh "$name"
+arms='' small='' conc=1,8,32 rounds=10
+while [[ $# -gt 0 ]]; do
+  [[ $# -ge 2 ]] || { echo "proxies-ab.sh: $1 needs a value (see --help)" >&2; exit 2; }
+  case $1 in
+    --arms) arms=$2 ;; --arms-small) small=$2 ;;
+    --concurrency) conc=$2 ;; --rounds) rounds=$2 ;;
+    *) echo "proxies-ab.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
+  esac
+  shift 2
+done
+[[ -n "$arms" ]] || { echo "proxies-ab.sh: --arms is needed (e.g. --arms sd2+t,dsl4+t)" >&2; exit 2; }
+[[ "$conc" =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "proxies-ab.sh: --concurrency '$conc' must be numbers joined by commas" >&2; exit 2; }
+[[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "proxies-ab.sh: --rounds '$rounds' must be a positive whole number" >&2; exit 2; }
+[[ -d .gpu-bundles/prompts ]] || { echo "proxies-ab.sh: no .gpu-bundles/prompts: carry it with the last chunk" >&2; exit 2; }
+[[ -n "${OUT:-}" ]] || { echo "proxies-ab.sh: OUT is not set: run it on the device (run's \$OUT)" >&2; exit 2; }
+here=$(dirname "${BASH_SOURCE[0]}")
+mkdir -p "$plan"
+root=$(GPU_HOST_ROOT=${GPU_HOST_ROOT:-/tmp/gpuhost} bash "$here/stage-last.sh" "$plan" "${CHUNK:-.gpu-bundles/b16}")
+# shellcheck source=/dev/null
+source "$root/env.sh"
+M=$root/models
+GPU_HOST_ROOT=$root bash "$here/alone-proxies.sh" "$plan"
+gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n 1)
+if [[ -n "$small" ]] && (( ${gpu_mib:-0} < 100000 )); then arms=$small; fi
+echo "GPU memory ${gpu_mib:-?} MiB: $name $arms at $conc, $rounds rounds, once $plan/go exists" | tee "$plan/ab-plan.txt"
+E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
+T='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
+GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$plan/go AB_WAIT_S=900 \
+  bash "$here/ab-start.sh" "$name" -- --models "$M" --target smollm2-135m-x8b \
+  --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts --concurrency "$conc" \
+  --max-tokens 256 --waves 1 --base-requests 8 --rotate-prompts --engine "$E" \
+  --out abab.json --arms "$arms" --arm-options "$T" --rounds "$rounds" --warm-rounds 1 \
+  --dsl-starts-alone > "$plan/ab-start-$name.log" 2>&1 || { cat "$plan/ab-start-$name.log" >&2; exit 1; }
+sleep "${SETTLE_S:-5}"
+tar czf "$OUT/a.tgz" -C "$(dirname "$plan")" "$(basename "$plan")"
+echo "started: proxies chain (no suite); queued on $plan/go: $name"

@@ -1,0 +1,103 @@
+"""scripts/gpu-host/ab-read.sh on CPU: a plan's A/B read into a results
+folder. The run is session 56's real A/B (benchmarks/results/2026-12-06-h100-s56,
+s56p), packed as ab-collect.sh returns it; the reader's tables must be the
+ones committed there (written by that plan's own read.sh), byte for byte, and
+bad arguments get one error naming the option."""
+
+from __future__ import annotations
+
+import gzip
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+S56 = ROOT / "benchmarks" / "results" / "2026-12-06-h100-s56"
+
+
+def _read(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["bash", str(ROOT / "scripts" / "gpu-host" / "ab-read.sh"), *args],
+                          capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture
+def tarballs(tmp_path):
+    plan = tmp_path / "a" / "s56"
+    plan.mkdir(parents=True)
+    (plan / "host.txt").write_text("GPU: H100\n")
+    (plan / "ab-plan.txt").write_text("s56p: sd2+t,sd3+t,dsl4+t\n")
+    a = tmp_path / "a.tgz"
+    with tarfile.open(a, "w:gz") as t:
+        t.add(plan, arcname="s56")
+    ab = tmp_path / "s56p.tgz"
+    with tarfile.open(ab, "w:gz") as t:
+        for name in ("abab.json", "abab.log"):
+            src = tmp_path / name
+            src.write_bytes(gzip.decompress((S56 / f"s56p-{name}.gz").read_bytes()))
+            t.add(src, arcname=f"./{name}")
+        t.add(S56 / "s56p-rc", arcname="./rc")
+    return a, ab
+
+
+def test_session_56s_run_reads_into_its_committed_tables(tarballs, tmp_path):
+    a, ab = tarballs
+    dest = tmp_path / "out"
+    r = _read(str(dest), str(a), str(ab), "--run", "s56p", "--dsl", "dsl4")
+    assert r.returncode == 0, r.stderr
+    assert (dest / "host.txt").read_text() == "GPU: H100\n"
+    assert (dest / "s56p-rc").exists()
+    for name in ("full-steps.txt", "served-widths.txt", "verdict-s56p-dsl4.json"):
+        assert (dest / name).read_bytes() == (S56 / name).read_bytes(), name
+    # The plan's reader compared sd2+t and sd3+t with dsl4+t; this one BASE only.
+    assert (dest / "host-timer.txt").read_text() in (S56 / "host-timer.txt").read_text()
+    assert "1.062" in (dest / "verdict-s56p-dsl4.txt").read_text()
+
+
+def test_an_arm_that_never_ran_leaves_the_others_read(tarballs, tmp_path):
+    a, ab = tarballs
+    dest = tmp_path / "out"
+    r = _read(str(dest), "-", str(ab), "--run", "s56p", "--dsl", "dsl8,dsl4")
+    assert r.returncode == 0, r.stderr
+    assert not (dest / "host.txt").exists()
+    assert (dest / "verdict-s56p-dsl4.json").read_bytes() == (
+        S56 / "verdict-s56p-dsl4.json").read_bytes()
+    assert "dsl8" in (dest / "verdict-s56p-dsl8.txt").read_text()
+
+
+def test_without_the_run_only_the_plan_files_are_copied(tarballs, tmp_path):
+    a, _ = tarballs
+    dest = tmp_path / "out"
+    r = _read(str(dest), str(a), "-", "--run", "s56p", "--copy", "host.txt,nothing.txt")
+    assert r.returncode == 0, r.stderr
+    assert sorted(p.name for p in dest.iterdir()) == ["host.txt"]
+    assert "nothing.txt is not in" in r.stderr
+
+
+@pytest.mark.parametrize("args, says", [
+    (["--dsl", "dsl4"], "--run NAME is needed"),
+    (["--run", "s56p", "--dsl", "eagle"], "--dsl arm 'eagle' must be dslN"),
+    (["--run", "s56p", "--base"], "--base needs a value"),
+    (["--run", "s56p", "--rounds", "3"], "unknown option --rounds"),
+    (["--run", "s5 6"], "must be letters, digits"),
+])
+def test_bad_options_are_named(tarballs, tmp_path, args, says):
+    a, ab = tarballs
+    r = _read(str(tmp_path / "out"), str(a), str(ab), *args)
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_missing_tarball_says_to_pass_a_dash(tmp_path):
+    r = _read(str(tmp_path / "out"), str(tmp_path / "a.tgz"), "-", "--run", "s56p")
+    assert r.returncode == 2 and "pass - when it did not come back" in r.stderr
+
+
+def test_help_and_usage():
+    r = _read("--help")
+    assert r.returncode == 0 and "Usage: bash scripts/gpu-host/ab-read.sh" in r.stdout
+    r = _read()
+    assert r.returncode == 2
+    r = _read("d", "a")
+    assert r.returncode == 2 and "DEST, A_TGZ and RUN_TGZ are needed" in r.stderr

@@ -1,0 +1,134 @@
+"""scripts/gpu-host/proxies-ab.sh on CPU: the first long command of a
+proxies A/B. stage-last.sh, alone-proxies.sh, ab-start.sh and nvidia-smi are
+stand-ins in a scratch checkout that record what they were given (the GPU's
+memory set by the test); the script under test and scripts/lib are the real
+ones. What is checked: the arms chosen by the GPU's memory, the A/B's
+arguments as the plans of sessions 52-56 passed them, the order (stage, chain,
+A/B queued on the chain's go file), a.tgz, and errors that name the option."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+STAGE = """#!/usr/bin/env bash
+echo "stage-last $*" >> "$SEEN"
+mkdir -p "$1" "$GPU_HOST_ROOT"; echo host > "$1/host.txt"
+echo 'export STAGED_ENV=1' > "$GPU_HOST_ROOT/env.sh"
+echo "$GPU_HOST_ROOT"
+"""
+ALONE = """#!/usr/bin/env bash
+echo "alone-proxies root=$GPU_HOST_ROOT $* env=${STAGED_ENV:-}" >> "$SEEN"
+"""
+AB = """#!/usr/bin/env bash
+echo "ab-start wait=$AB_WAIT_FILE root=$GPU_HOST_ROOT $*" >> "$SEEN"
+[[ -z "${AB_FAIL:-}" ]] || { echo "abab.py: bad arm" ; exit 3; }
+"""
+SMI = """#!/usr/bin/env bash
+echo "$GPU_MIB"
+"""
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    co = tmp_path / "checkout"
+    (co / "scripts" / "gpu-host").mkdir(parents=True)
+    shutil.copytree(ROOT / "scripts" / "lib", co / "scripts" / "lib")
+    shutil.copy(ROOT / "scripts" / "gpu-host" / "proxies-ab.sh", co / "scripts" / "gpu-host")
+    for name, text in (("stage-last.sh", STAGE), ("alone-proxies.sh", ALONE),
+                       ("ab-start.sh", AB)):
+        (co / "scripts" / "gpu-host" / name).write_text(text)
+    (co / ".gpu-bundles" / "prompts").mkdir(parents=True)
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "nvidia-smi").write_text(SMI)
+    (tmp_path / "bin" / "nvidia-smi").chmod(0o755)
+    (tmp_path / "out").mkdir()
+    return co
+
+
+def _run(co: Path, tmp_path: Path, *args: str, mib: int = 143771, **env: str):
+    full = {**os.environ, "SEEN": str(tmp_path / "seen"), "GPU_MIB": str(mib),
+            "OUT": str(tmp_path / "out"), "GPU_HOST_ROOT": str(tmp_path / "gpuhost"),
+            "SETTLE_S": "0", "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", **env}
+    return subprocess.run(["bash", "scripts/gpu-host/proxies-ab.sh", *args], cwd=co,
+                          env=full, capture_output=True, text=True, timeout=60)
+
+
+ARGS = ("s57p", None, "--arms", "sd2+t,sd3+t,target+t,dsl4+t,dsl8+t",
+        "--arms-small", "sd2+t,dsl4+t,dsl8+t", "--concurrency", "1,64,8,32,16,2,4")
+
+
+def _args(tmp_path: Path, *more: str) -> list[str]:
+    return [str(tmp_path / "s57") if a is None else a for a in ARGS] + list(more)
+
+
+@pytest.mark.parametrize("mib, arms", [(143771, "sd2+t,sd3+t,target+t,dsl4+t,dsl8+t"),
+                                       (81559, "sd2+t,dsl4+t,dsl8+t")])
+def test_the_arms_follow_the_gpus_memory(checkout, tmp_path, mib, arms):
+    r = _run(checkout, tmp_path, *_args(tmp_path), mib=mib)
+    assert r.returncode == 0, r.stderr
+    plan = tmp_path / "s57"
+    seen = (tmp_path / "seen").read_text().splitlines()
+    assert [line.split()[0] for line in seen] == ["stage-last", "alone-proxies", "ab-start"]
+    assert seen[0] == f"stage-last {plan} .gpu-bundles/b16"
+    # The staged env.sh is sourced before the chain starts.
+    assert seen[1] == f"alone-proxies root={tmp_path / 'gpuhost'} {plan} env=1"
+    ab = seen[2]
+    assert ab.startswith(f"ab-start wait={plan}/go root={tmp_path / 'gpuhost'} s57p -- ")
+    assert f"--models {tmp_path / 'gpuhost'}/models --target smollm2-135m-x8b" in ab
+    assert f"--arms {arms} --arm-options" in ab
+    assert "--concurrency 1,64,8,32,16,2,4 --max-tokens 256 --waves 1 --base-requests 8" in ab
+    assert "--rounds 10 --warm-rounds 1 --dsl-starts-alone" in ab
+    assert "ab_hooks.HostTimer" in ab and '"cudagraph_metrics": true' in ab
+    assert (plan / "ab-plan.txt").read_text() == (
+        f"GPU memory {mib} MiB: s57p {arms} at 1,64,8,32,16,2,4, 10 rounds, "
+        f"once {plan}/go exists\n")
+    with tarfile.open(tmp_path / "out" / "a.tgz") as t:
+        assert {"s57/host.txt", "s57/ab-plan.txt"} <= set(t.getnames())
+
+
+def test_without_arms_small_every_gpu_runs_the_arms(checkout, tmp_path):
+    r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms", "sd2+t,dsl4+t",
+             "--rounds", "4", "--concurrency", "8", mib=81559)
+    assert r.returncode == 0, r.stderr
+    ab = (tmp_path / "seen").read_text().splitlines()[2]
+    assert "--arms sd2+t,dsl4+t " in ab and "--rounds 4 " in ab and "--concurrency 8 " in ab
+
+
+def test_a_failed_ab_start_fails_with_its_log(checkout, tmp_path):
+    r = _run(checkout, tmp_path, *_args(tmp_path), AB_FAIL="1")
+    assert r.returncode == 1
+    assert "abab.py: bad arm" in r.stderr
+    assert not (tmp_path / "out" / "a.tgz").exists()
+
+
+@pytest.mark.parametrize("args, says", [
+    (["s57p", "/x"], "--arms is needed"),
+    (["s57p", "/x", "--arms", "sd2", "--rounds", "0"], "--rounds '0' must be"),
+    (["s57p", "/x", "--arms", "sd2", "--concurrency", "1;8"], "--concurrency '1;8' must be"),
+    (["s57p", "/x", "--arms"], "--arms needs a value"),
+    (["s57p", "/x", "--arms", "sd2", "--cap", "8"], "unknown option --cap"),
+    (["s5 7", "/x", "--arms", "sd2"], "must be letters, digits"),
+    (["s57p"], "NAME and PLAN_DIR are needed"),
+])
+def test_bad_arguments_are_named_and_nothing_starts(checkout, tmp_path, args, says):
+    r = _run(checkout, tmp_path, *args)
+    assert r.returncode == 2 and says in r.stderr, r.stderr
+    assert not (tmp_path / "seen").exists()
+
+
+def test_without_prompts_or_out_it_says_what_to_carry(checkout, tmp_path):
+    shutil.rmtree(checkout / ".gpu-bundles" / "prompts")
+    r = _run(checkout, tmp_path, *_args(tmp_path))
+    assert r.returncode == 2 and "carry it with the last chunk" in r.stderr
+    (checkout / ".gpu-bundles" / "prompts").mkdir()
+    r = _run(checkout, tmp_path, *_args(tmp_path), OUT="")
+    assert r.returncode == 2 and "OUT is not set" in r.stderr
+    assert not (tmp_path / "seen").exists()
