@@ -27,6 +27,9 @@ echo "$GPU_HOST_ROOT"
 ALONE = """#!/usr/bin/env bash
 echo "alone-proxies root=$GPU_HOST_ROOT $* env=${STAGED_ENV:-}" >> "$SEEN"
 """
+BESIDE = """#!/usr/bin/env bash
+echo "beside-proxies root=$GPU_HOST_ROOT suite_root=$SUITE_ROOT args=$SUITE_ARGS $*" >> "$SEEN"
+"""
 AB = """#!/usr/bin/env bash
 echo "ab-start wait=$AB_WAIT_FILE root=$GPU_HOST_ROOT $*" >> "$SEEN"
 [[ -z "${AB_FAIL:-}" ]] || { echo "abab.py: bad arm" ; exit 3; }
@@ -43,7 +46,7 @@ def checkout(tmp_path):
     shutil.copytree(ROOT / "scripts" / "lib", co / "scripts" / "lib")
     shutil.copy(ROOT / "scripts" / "gpu-host" / "proxies-ab.sh", co / "scripts" / "gpu-host")
     for name, text in (("stage-last.sh", STAGE), ("alone-proxies.sh", ALONE),
-                       ("ab-start.sh", AB)):
+                       ("ab-start.sh", AB), ("beside-proxies.sh", BESIDE)):
         (co / "scripts" / "gpu-host" / name).write_text(text)
     (co / ".gpu-bundles" / "prompts").mkdir(parents=True)
     (tmp_path / "bin").mkdir()
@@ -92,6 +95,17 @@ def test_the_arms_follow_the_gpus_memory(checkout, tmp_path, mib, arms):
         f"once {plan}/go exists\n")
     with tarfile.open(tmp_path / "out" / "a.tgz") as t:
         assert {"s57/host.txt", "s57/ab-plan.txt"} <= set(t.getnames())
+
+
+def test_with_suite_the_chain_runs_beside_the_gpu_suite(checkout, tmp_path):
+    r = _run(checkout, tmp_path, *_args(tmp_path, "--suite"), SUITE_ARGS="-k sync")
+    assert r.returncode == 0, r.stderr
+    seen = (tmp_path / "seen").read_text().splitlines()
+    root = tmp_path / "gpuhost"
+    assert seen[1] == (f"beside-proxies root={root} suite_root={root} args=-k sync "
+                       f"{tmp_path / 's57'}")
+    assert seen[2].startswith(f"ab-start wait={tmp_path / 's57'}/go ")
+    assert "beside the GPU suite" in r.stdout
 
 
 def test_without_arms_small_every_gpu_runs_the_arms(checkout, tmp_path):

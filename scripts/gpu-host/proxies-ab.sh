@@ -6,8 +6,11 @@
 # .gpu-bundles/prompts carried. Returns in ~40 s; the rest runs in its own
 # process sessions, one thing on the GPU at a time:
 #   1. the last chunk staged and checked, PLAN_DIR/host.txt (stage-last.sh);
-#   2. the proxies' chain alone (alone-proxies.sh: the target and truncation
-#      built, the kept draft assembled, both scaled; ~130-190 s), no GPU suite;
+#   2. the proxies' chain (the target and truncation built, the kept draft
+#      assembled, both scaled; ~130-190 s): alone (alone-proxies.sh), or with
+#      --suite beside the GPU suite (beside-proxies.sh; SUITE_ARGS and the
+#      rest of its environment pass on), for a session whose series changed
+#      since the suite's last whole run;
 #   3. the A/B NAME on the proxies (ab-start.sh, once the chain is done and the
 #      GPU quiet): 256 tokens, one wave a round (8 requests at c <= 8),
 #      rotated prompts, prefix caching off, each DSL engine started alone,
@@ -23,6 +26,7 @@
 #                      H100 three; default: --arms)
 #   --concurrency C    comma-separated, in the order run (default 1,8,32)
 #   --rounds N         measured ABBA rounds after one warm round (default 10)
+#   --suite            run the GPU suite beside the chain; the A/B waits for both
 # Environment: CHUNK (the last chunk, default .gpu-bundles/b16), GPU_HOST_ROOT
 # (default /tmp/gpuhost), OUT (where a.tgz goes).
 #   bash scripts/gpu-host/proxies-ab.sh s57p /tmp/s57 --arms sd2+t,sd3+t,target+t,dsl4+t,dsl8+t \
@@ -36,8 +40,9 @@ help_or_usage "$@"
 [[ $# -ge 2 ]] || { echo "proxies-ab.sh: NAME and PLAN_DIR are needed (see --help)" >&2; exit 2; }
 name=$1 plan=$2; shift 2
 check_run_name proxies-ab.sh "$name"
-arms='' small='' conc=1,8,32 rounds=10
+arms='' small='' conc=1,8,32 rounds=10 chain=alone-proxies.sh
 while [[ $# -gt 0 ]]; do
+  if [[ "$1" == --suite ]]; then chain=beside-proxies.sh; shift; continue; fi
   [[ $# -ge 2 ]] || { echo "proxies-ab.sh: $1 needs a value (see --help)" >&2; exit 2; }
   case $1 in
     --arms) arms=$2 ;; --arms-small) small=$2 ;;
@@ -57,7 +62,7 @@ root=$(GPU_HOST_ROOT=${GPU_HOST_ROOT:-/tmp/gpuhost} bash "$here/stage-last.sh" "
 # shellcheck source=/dev/null
 source "$root/env.sh"
 M=$root/models
-GPU_HOST_ROOT=$root bash "$here/alone-proxies.sh" "$plan"
+GPU_HOST_ROOT=$root SUITE_ROOT=${SUITE_ROOT:-$root} bash "$here/$chain" "$plan"
 gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n 1)
 if [[ -n "$small" ]] && (( ${gpu_mib:-0} < 100000 )); then arms=$small; fi
 echo "GPU memory ${gpu_mib:-?} MiB: $name $arms at $conc, $rounds rounds, once $plan/go exists" | tee "$plan/ab-plan.txt"
@@ -71,4 +76,5 @@ GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$plan/go AB_WAIT_S=900 \
   --dsl-starts-alone > "$plan/ab-start-$name.log" 2>&1 || { cat "$plan/ab-start-$name.log" >&2; exit 1; }
 sleep "${SETTLE_S:-5}"
 tar czf "$OUT/a.tgz" -C "$(dirname "$plan")" "$(basename "$plan")"
-echo "started: proxies chain (no suite); queued on $plan/go: $name"
+suite=" (no suite)"; [[ "$chain" == alone-proxies.sh ]] || suite=" beside the GPU suite"
+echo "started: proxies chain$suite; queued on $plan/go: $name"
