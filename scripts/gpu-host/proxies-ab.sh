@@ -28,7 +28,9 @@
 #   --rounds N         measured ABBA rounds after one warm round (default 10)
 #   --suite            run the GPU suite beside the chain; the A/B waits for both
 # Environment: CHUNK (the last chunk, default .gpu-bundles/b16), GPU_HOST_ROOT
-# (default /tmp/gpuhost), OUT (where a.tgz goes).
+# (default /tmp/gpuhost), SUITE_ROOT (with --suite, the root the suite runs on;
+# default the staged root), OUT (where a.tgz goes), SETTLE_S (seconds between
+# queueing the A/B and packing a.tgz, default 5).
 #   bash scripts/gpu-host/proxies-ab.sh s57p /tmp/s57 --arms sd2+t,sd3+t,target+t,dsl4+t,dsl8+t \
 #     --arms-small sd2+t,dsl4+t,dsl8+t --concurrency 1,64,8,32,16,2,4
 # Exit status: 0 once the A/B is queued; 1 where staging, the chain or the
