@@ -1,6 +1,7 @@
 """scripts/gpu-host/proxies-ab.sh on CPU: the first long command of a
-proxies A/B. stage-last.sh, alone-proxies.sh, ab-start.sh and nvidia-smi are
-stand-ins in a scratch checkout that record what they were given (the GPU's
+proxies A/B. stage-last.sh, alone-proxies.sh, beside-proxies.sh, ab-start.sh
+and nvidia-smi are stand-ins in a scratch checkout (scratch_checkout, whose
+staged root's env.sh sets a marker) that record what they were given (the GPU's
 memory set by the test); the script under test and scripts/lib are the real
 ones. What is checked: the arms chosen by the GPU's memory, the A/B's
 arguments as the plans of sessions 52-56 passed them, the order (stage, chain,
@@ -15,13 +16,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from scratch_checkout import scratch_checkout
 
 ROOT = Path(__file__).resolve().parents[1]
 
 STAGE = """#!/usr/bin/env bash
 echo "stage-last $*" >> "$SEEN"
-mkdir -p "$1" "$GPU_HOST_ROOT"; echo host > "$1/host.txt"
-echo 'export STAGED_ENV=1' > "$GPU_HOST_ROOT/env.sh"
+mkdir -p "$1"; echo host > "$1/host.txt"
 echo "$GPU_HOST_ROOT"
 """
 ALONE = """#!/usr/bin/env bash
@@ -41,14 +42,12 @@ echo "$GPU_MIB"
 
 @pytest.fixture
 def checkout(tmp_path):
-    co = tmp_path / "checkout"
-    (co / "scripts" / "gpu-host").mkdir(parents=True)
+    co, _, _ = scratch_checkout(
+        tmp_path, {"stage-last.sh": STAGE, "alone-proxies.sh": ALONE,
+                   "ab-start.sh": AB, "beside-proxies.sh": BESIDE},
+        "export STAGED_ENV=1\n")
     shutil.copytree(ROOT / "scripts" / "lib", co / "scripts" / "lib")
     shutil.copy(ROOT / "scripts" / "gpu-host" / "proxies-ab.sh", co / "scripts" / "gpu-host")
-    for name, text in (("stage-last.sh", STAGE), ("alone-proxies.sh", ALONE),
-                       ("ab-start.sh", AB), ("beside-proxies.sh", BESIDE)):
-        (co / "scripts" / "gpu-host" / name).write_text(text)
-    (co / ".gpu-bundles" / "prompts").mkdir(parents=True)
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "nvidia-smi").write_text(SMI)
     (tmp_path / "bin" / "nvidia-smi").chmod(0o755)
@@ -57,7 +56,7 @@ def checkout(tmp_path):
 
 
 def _run(co: Path, tmp_path: Path, *args: str, mib: int = 143771, **env: str):
-    full = {**os.environ, "SEEN": str(tmp_path / "seen"), "GPU_MIB": str(mib),
+    full = {**os.environ, "SEEN": str(tmp_path / "record" / "seen"), "GPU_MIB": str(mib),
             "OUT": str(tmp_path / "out"), "GPU_HOST_ROOT": str(tmp_path / "gpuhost"),
             "SETTLE_S": "0", "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", **env}
     return subprocess.run(["bash", "scripts/gpu-host/proxies-ab.sh", *args], cwd=co,
@@ -78,7 +77,7 @@ def test_the_arms_follow_the_gpus_memory(checkout, tmp_path, mib, arms):
     r = _run(checkout, tmp_path, *_args(tmp_path), mib=mib)
     assert r.returncode == 0, r.stderr
     plan = tmp_path / "s57"
-    seen = (tmp_path / "seen").read_text().splitlines()
+    seen = (tmp_path / "record" / "seen").read_text().splitlines()
     assert [line.split()[0] for line in seen] == ["stage-last", "alone-proxies", "ab-start"]
     assert seen[0] == f"stage-last {plan} .gpu-bundles/b16"
     # The staged env.sh is sourced before the chain starts.
@@ -100,7 +99,7 @@ def test_the_arms_follow_the_gpus_memory(checkout, tmp_path, mib, arms):
 def test_with_suite_the_chain_runs_beside_the_gpu_suite(checkout, tmp_path):
     r = _run(checkout, tmp_path, *_args(tmp_path, "--suite"), SUITE_ARGS="-k sync")
     assert r.returncode == 0, r.stderr
-    seen = (tmp_path / "seen").read_text().splitlines()
+    seen = (tmp_path / "record" / "seen").read_text().splitlines()
     root = tmp_path / "gpuhost"
     assert seen[1] == (f"beside-proxies root={root} suite_root={root} args=-k sync "
                        f"{tmp_path / 's57'}")
@@ -112,7 +111,7 @@ def test_without_arms_small_every_gpu_runs_the_arms(checkout, tmp_path):
     r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms", "sd2+t,dsl4+t",
              "--rounds", "4", "--concurrency", "8", mib=81559)
     assert r.returncode == 0, r.stderr
-    ab = (tmp_path / "seen").read_text().splitlines()[2]
+    ab = (tmp_path / "record" / "seen").read_text().splitlines()[2]
     assert "--arms sd2+t,dsl4+t " in ab and "--rounds 4 " in ab and "--concurrency 8 " in ab
 
 
@@ -135,7 +134,7 @@ def test_a_failed_ab_start_fails_with_its_log(checkout, tmp_path):
 def test_bad_arguments_are_named_and_nothing_starts(checkout, tmp_path, args, says):
     r = _run(checkout, tmp_path, *args)
     assert r.returncode == 2 and says in r.stderr, r.stderr
-    assert not (tmp_path / "seen").exists()
+    assert not (tmp_path / "record" / "seen").exists()
 
 
 def test_without_prompts_or_out_it_says_what_to_carry(checkout, tmp_path):
@@ -145,4 +144,4 @@ def test_without_prompts_or_out_it_says_what_to_carry(checkout, tmp_path):
     (checkout / ".gpu-bundles" / "prompts").mkdir()
     r = _run(checkout, tmp_path, *_args(tmp_path), OUT="")
     assert r.returncode == 2 and "OUT is not set" in r.stderr
-    assert not (tmp_path / "seen").exists()
+    assert not (tmp_path / "record" / "seen").exists()
