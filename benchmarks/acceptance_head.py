@@ -50,6 +50,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from calibration import add_pair_arguments  # noqa: E402
 
 
 def collect(args: argparse.Namespace) -> int:
@@ -199,11 +200,7 @@ def main(argv: list[str]) -> int:
                                  epilog=__doc__)
     sub = ap.add_subparsers(dest="cmd", required=True)
     c = sub.add_parser("collect", help="positions and hidden states of one split")
-    c.add_argument("--models", type=Path, default=Path("."))
-    c.add_argument("--target", required=True)
-    c.add_argument("--draft", required=True)
-    c.add_argument("--prompts", required=True, type=Path)
-    c.add_argument("--dataset", default="sharegpt-tune")
+    add_pair_arguments(c)
     c.add_argument("--num-prompts", type=int, default=96)
     c.add_argument("--max-tokens", type=int, default=192)
     c.add_argument("--max-prompt-tokens", type=int, default=512)

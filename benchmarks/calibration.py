@@ -270,16 +270,22 @@ def pad_token(config) -> int:
     return pad
 
 
-def main(argv: list[str]) -> int:
-    ap = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0],
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+def add_pair_arguments(ap: argparse.ArgumentParser) -> None:
+    """The pair and prompts ``measure_rows`` reads (``load_model`` and
+    ``run.load_prompts``): --models, --target, --draft, --prompts, --dataset."""
     ap.add_argument("--models", default=".", help="folder of --target/--draft "
                     "(they may also be paths or hub ids)")
     ap.add_argument("--target", required=True)
     ap.add_argument("--draft", required=True)
     ap.add_argument("--prompts", required=True, type=Path)
     ap.add_argument("--dataset", default="sharegpt-tune")
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    add_pair_arguments(ap)
     ap.add_argument("--num-prompts", type=int, default=64)
     ap.add_argument("--max-tokens", type=int, default=64)
     ap.add_argument("--batch-size", type=int, default=16)
