@@ -7,7 +7,7 @@
 # --copy; RUN_TGZ (scripts/gpu-host/ab-collect.sh's tarball of the A/B) is
 # unpacked as NAME-*.gz (unpack_ab_run), and then, from it:
 #   full-steps.txt      benchmarks/full_steps.py against BASE at each
-#                       concurrency the run reached
+#                       concurrency the run reached, in the run's order
 #   host-timer.txt      benchmarks/host_timer_table.py, BASE against each DSL arm
 #   served-widths.txt   benchmarks/served_widths.py, each DSL arm (cap from its
 #                       name: dslN serves at most N)
@@ -72,10 +72,7 @@ fi
 unpack_ab_run "$ab" "$dest" "$run"
 cd "$dest"
 json=$run-abab.json.gz
-for c in $(python3 -c 'import gzip, json, sys
-print(" ".join(sorted({str(p["concurrency"]) for p in json.load(gzip.open(sys.argv[1]))["points"]}, key=int)))' "$json"); do
-  python3 "$bench/full_steps.py" --base "$base" --concurrency "$c" "$json" 2>&1 || true
-done > full-steps.txt
+python3 "$bench/full_steps.py" --base "$base" "$json" > full-steps.txt 2>&1 || true
 for d in "${dsls[@]}"; do
   python3 "$bench/host_timer_table.py" --pair "$base" "$d$sfx" "$json" 2>&1 || true
 done > host-timer.txt
