@@ -52,6 +52,9 @@ def checkout(tmp_path):
     (tmp_path / "bin" / "nvidia-smi").write_text(SMI)
     (tmp_path / "bin" / "nvidia-smi").chmod(0o755)
     (tmp_path / "out").mkdir()
+    # Chunks an earlier call carried linger beside the last one (numbered past 9).
+    for chunk in ("b3", "b11"):
+        (co / ".gpu-bundles" / chunk).mkdir()
     return co
 
 
@@ -79,7 +82,7 @@ def test_the_arms_follow_the_gpus_memory(checkout, tmp_path, mib, arms):
     plan = tmp_path / "s57"
     seen = (tmp_path / "record" / "seen").read_text().splitlines()
     assert [line.split()[0] for line in seen] == ["stage-last", "alone-proxies", "ab-start"]
-    assert seen[0] == f"stage-last {plan} .gpu-bundles/b16"
+    assert seen[0] == f"stage-last {plan} .gpu-bundles/b11"
     # The staged env.sh is sourced before the chain starts.
     assert seen[1] == f"alone-proxies root={tmp_path / 'gpuhost'} {plan} env=1"
     ab = seen[2]
@@ -144,4 +147,17 @@ def test_without_prompts_or_out_it_says_what_to_carry(checkout, tmp_path):
     (checkout / ".gpu-bundles" / "prompts").mkdir()
     r = _run(checkout, tmp_path, *_args(tmp_path), OUT="")
     assert r.returncode == 2 and "OUT is not set" in r.stderr
+    assert not (tmp_path / "record" / "seen").exists()
+
+
+def test_the_last_chunk_is_the_highest_numbered_unless_named(checkout, tmp_path):
+    r = _run(checkout, tmp_path, *_args(tmp_path), CHUNK=".gpu-bundles/b3")
+    assert r.returncode == 0, r.stderr
+    seen = (tmp_path / "record" / "seen").read_text().splitlines()
+    assert seen[0] == f"stage-last {tmp_path / 's57'} .gpu-bundles/b3"
+    for chunk in ("b3", "b11"):
+        (checkout / ".gpu-bundles" / chunk).rmdir()
+    (tmp_path / "record" / "seen").unlink()
+    r = _run(checkout, tmp_path, *_args(tmp_path))
+    assert r.returncode == 2 and "carry the bundle's last chunk" in r.stderr, r.stderr
     assert not (tmp_path / "record" / "seen").exists()

@@ -27,7 +27,8 @@
 #   --concurrency C    comma-separated, in the order run (default 1,8,32)
 #   --rounds N         measured ABBA rounds after one warm round (default 10)
 #   --suite            run the GPU suite beside the chain; the A/B waits for both
-# Environment: CHUNK (the last chunk, default .gpu-bundles/b16), GPU_HOST_ROOT
+# Environment: CHUNK (the last chunk, default the highest-numbered
+# .gpu-bundles/b<N> here: the one carried with this call), GPU_HOST_ROOT
 # (default /tmp/gpuhost), SUITE_ROOT (with --suite, the root the suite runs on;
 # default the staged root), OUT (where a.tgz goes), SETTLE_S (seconds between
 # queueing the A/B and packing a.tgz, default 5).
@@ -58,9 +59,11 @@ done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "proxies-ab.sh: --rounds '$rounds' must be a positive whole number" >&2; exit 2; }
 [[ -d .gpu-bundles/prompts ]] || { echo "proxies-ab.sh: no .gpu-bundles/prompts: carry it with the last chunk" >&2; exit 2; }
 [[ -n "${OUT:-}" ]] || { echo "proxies-ab.sh: OUT is not set: run it on the device (run's \$OUT)" >&2; exit 2; }
+chunk=${CHUNK:-$(find .gpu-bundles -maxdepth 1 -type d -regex '.*/b[0-9]+' | sort -V | tail -n 1)}
+[[ -n "$chunk" && -d "$chunk" ]] || { echo "proxies-ab.sh: no chunk ${CHUNK:-.gpu-bundles/b<N>}: carry the bundle's last chunk with .gpu-bundles/prompts (or set CHUNK)" >&2; exit 2; }
 here=$(dirname "${BASH_SOURCE[0]}")
 mkdir -p "$plan"
-root=$(GPU_HOST_ROOT=${GPU_HOST_ROOT:-/tmp/gpuhost} bash "$here/stage-last.sh" "$plan" "${CHUNK:-.gpu-bundles/b16}")
+root=$(GPU_HOST_ROOT=${GPU_HOST_ROOT:-/tmp/gpuhost} bash "$here/stage-last.sh" "$plan" "$chunk")
 # shellcheck source=/dev/null
 source "$root/env.sh"
 M=$root/models
