@@ -397,6 +397,26 @@ def _host_step_ms(worker) -> float | None:
         return float(host_ms[0])
 
 
+def _draft_step_costs(worker) -> dict[int, float] | None:
+    """The draft step's start-up times (ms by rows) the V2 runner reports."""
+    return worker.get_draft_step_costs()
+
+
+def _draft_step_ceilings_ms(llm) -> dict[int, float | None] | None:
+    """The ceiling (ms) each batch size of the in-process scheduler's served
+    draft width prices a draft step at, or None without that controller."""
+    scheduler = llm.llm_engine.engine_core.engine_core.scheduler
+    controller = getattr(scheduler, "draft_width_controller", None)
+    if controller is None:
+        return None
+    return {
+        size.rows: None
+        if size.draft_step_ceiling is None
+        else 1e3 * size.draft_step_ceiling
+        for size in controller._state
+    }
+
+
 def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
     from vllm import LLM, SamplingParams
     from vllm.distributed import cleanup_dist_env_and_memory
@@ -450,6 +470,8 @@ def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
             else:
                 raise ValueError(f"unknown workload {workload!r}")
         result["host_step_ms"] = llm.collective_rpc(_host_step_ms)[0]
+        result["draft_step_costs_ms"] = llm.collective_rpc(_draft_step_costs)[0]
+        result["draft_step_ceilings_ms"] = _draft_step_ceilings_ms(llm)
         return result
     finally:
         del llm

@@ -278,3 +278,30 @@ def test_async_scheduling_prices_only_the_draft_time_the_host_does_not_hide(
     synchronous = ok(results(engine_groups, prompts, "v2-sync")["dsl_t0.6_k5"])
     assert synchronous["host_step_ms"] == 0.0
     assert ok(results(engine_groups, prompts, "v2-async")["sd_k5"])["host_step_ms"] is None
+
+
+@pytest.mark.gpu_groups("v2-async")
+def test_the_served_width_prices_a_draft_step_at_most_as_start_up_timed_it(
+    engine_groups, prompts
+):
+    """V2 DSL timed a draft step per captured batch size at start-up, and the
+    engine handed that table to the scheduler: each batch size of the served
+    draft width takes the time of the fewest timed rows at or above its own
+    as its ceiling (none above the most timed). SD has neither."""
+    got = ok(results(engine_groups, prompts, "v2-async")["dsl_t0.6_k5"])
+    # JSON keys are strings.
+    timed = sorted((int(rows), ms) for rows, ms in got["draft_step_costs_ms"].items())
+    assert timed and all(ms > 0 for _, ms in timed), timed
+    ceilings = {int(rows): ms for rows, ms in got["draft_step_ceilings_ms"].items()}
+    expected = {
+        rows: next((ms for timed_rows, ms in timed if timed_rows >= rows), None)
+        for rows in ceilings
+    }
+    assert ceilings.keys() == expected.keys()
+    for rows, ms in ceilings.items():
+        want = expected[rows]
+        assert (ms is None) == (want is None), (rows, ceilings, timed)
+        assert ms is None or ms == pytest.approx(want), (rows, ceilings, timed)
+    assert any(ms is not None for ms in ceilings.values())
+    sd = ok(results(engine_groups, prompts, "v2-async")["sd_k5"])
+    assert sd["draft_step_costs_ms"] is None and sd["draft_step_ceilings_ms"] is None
