@@ -110,6 +110,23 @@ def test_with_suite_the_chain_runs_beside_the_gpu_suite(checkout, tmp_path):
     assert "beside the GPU suite" in r.stdout
 
 
+def test_same_prompts_runs_every_round_on_the_same_prompts(checkout, tmp_path):
+    """Rotated prompts by default (each round's own); --same-prompts drops
+    abab.py's --rotate-prompts and the plan line says so."""
+    r = _run(checkout, tmp_path, *_args(tmp_path))
+    assert r.returncode == 0, r.stderr
+    assert " --rotate-prompts " in (tmp_path / "record" / "seen").read_text()
+    (tmp_path / "record" / "seen").unlink()
+    r = _run(checkout, tmp_path, *_args(tmp_path, "--same-prompts"), mib=81559)
+    assert r.returncode == 0, r.stderr
+    ab = (tmp_path / "record" / "seen").read_text().splitlines()[2]
+    assert "--rotate-prompts" not in ab
+    assert "--base-requests 8 --engine " in ab
+    assert (tmp_path / "s57" / "ab-plan.txt").read_text() == (
+        "GPU memory 81559 MiB: s57p sd2+t,dsl4+t,dsl8+t at 1,64,8,32,16,2,4, 10 rounds, "
+        f"the same prompts every round, once {tmp_path / 's57'}/go exists\n")
+
+
 def test_without_arms_small_every_gpu_runs_the_arms(checkout, tmp_path):
     r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms", "sd2+t,dsl4+t",
              "--rounds", "4", "--concurrency", "8", mib=81559)

@@ -13,7 +13,7 @@
 #      since the suite's last whole run;
 #   3. the A/B NAME on the proxies (ab-start.sh, once the chain is done and the
 #      GPU quiet): 256 tokens, one wave a round (8 requests at c <= 8),
-#      rotated prompts, prefix caching off, each DSL engine started alone,
+#      rotated prompts (unless --same-prompts), prefix caching off, each DSL engine started alone,
 #      every arm timing its host calls (ARM+t runs ARM with ab_hooks.HostTimer).
 # Then $OUT/a.tgz holds PLAN_DIR (host.txt, ab-plan.txt, the logs so far);
 # scripts/gpu-host/ab-collect.sh NAME collects the A/B, and
@@ -27,6 +27,9 @@
 #   --concurrency C    comma-separated, in the order run (default 1,8,32)
 #   --rounds N         measured ABBA rounds after one warm round (default 10)
 #   --suite            run the GPU suite beside the chain; the A/B waits for both
+#   --same-prompts     every round runs the same prompts (abab.py without
+#                      --rotate-prompts): the base arm's round-to-round spread is
+#                      then the host's and the GPU's, not the prompts'
 # Environment: CHUNK (the last chunk, default the highest-numbered
 # .gpu-bundles/b<N> here: the one carried with this call), GPU_HOST_ROOT
 # (default /tmp/gpuhost), SUITE_ROOT (with --suite, the root the suite runs on;
@@ -43,9 +46,10 @@ help_or_usage "$@"
 [[ $# -ge 2 ]] || { echo "proxies-ab.sh: NAME and PLAN_DIR are needed (see --help)" >&2; exit 2; }
 name=$1 plan=$2; shift 2
 check_run_name proxies-ab.sh "$name"
-arms='' small='' conc=1,8,32 rounds=10 chain=alone-proxies.sh
+arms='' small='' conc=1,8,32 rounds=10 chain=alone-proxies.sh rotate=--rotate-prompts
 while [[ $# -gt 0 ]]; do
   if [[ "$1" == --suite ]]; then chain=beside-proxies.sh; shift; continue; fi
+  if [[ "$1" == --same-prompts ]]; then rotate=''; shift; continue; fi
   [[ $# -ge 2 ]] || { echo "proxies-ab.sh: $1 needs a value (see --help)" >&2; exit 2; }
   case $1 in
     --arms) arms=$2 ;; --arms-small) small=$2 ;;
@@ -70,13 +74,14 @@ M=$root/models
 GPU_HOST_ROOT=$root SUITE_ROOT=${SUITE_ROOT:-$root} bash "$here/$chain" "$plan"
 gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n 1)
 if [[ -n "$small" ]] && (( ${gpu_mib:-0} < 100000 )); then arms=$small; fi
-echo "GPU memory ${gpu_mib:-?} MiB: $name $arms at $conc, $rounds rounds, once $plan/go exists" | tee "$plan/ab-plan.txt"
+same=''; [[ -n "$rotate" ]] || same=', the same prompts every round'
+echo "GPU memory ${gpu_mib:-?} MiB: $name $arms at $conc, $rounds rounds$same, once $plan/go exists" | tee "$plan/ab-plan.txt"
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 T='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$plan/go AB_WAIT_S=900 \
   bash "$here/ab-start.sh" "$name" -- --models "$M" --target smollm2-135m-x8b \
   --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts --concurrency "$conc" \
-  --max-tokens 256 --waves 1 --base-requests 8 --rotate-prompts --engine "$E" \
+  --max-tokens 256 --waves 1 --base-requests 8 ${rotate:+"$rotate"} --engine "$E" \
   --out abab.json --arms "$arms" --arm-options "$T" --rounds "$rounds" --warm-rounds 1 \
   --dsl-starts-alone > "$plan/ab-start-$name.log" 2>&1 || { cat "$plan/ab-start-$name.log" >&2; exit 1; }
 sleep "${SETTLE_S:-5}"
