@@ -13,8 +13,9 @@
 #      since the suite's last whole run;
 #   3. the A/B NAME on the proxies (ab-start.sh, once the chain is done and the
 #      GPU quiet): 256 tokens, one wave a round (8 requests at c <= 8),
-#      rotated prompts (unless --same-prompts), prefix caching off, each DSL engine started alone,
-#      every arm timing its host calls (ARM+t runs ARM with ab_hooks.HostTimer).
+#      rotated prompts (unless --same-prompts), prefix caching off, each DSL
+#      engine started alone, every arm timing its host calls (ARM+t runs ARM
+#      with ab_hooks.HostTimer).
 # Then $OUT/a.tgz holds PLAN_DIR (host.txt, ab-plan.txt, the logs so far);
 # scripts/gpu-host/ab-collect.sh NAME collects the A/B, and
 # scripts/gpu-host/ab-read.sh reads both here.

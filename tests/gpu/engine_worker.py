@@ -404,8 +404,10 @@ def _draft_step_costs(worker) -> dict[int, float] | None:
 
 def _draft_step_ceilings_ms(llm) -> dict[int, float | None] | None:
     """The ceiling (ms) each batch size of the in-process scheduler's served
-    draft width prices a draft step at, or None without that controller."""
-    scheduler = llm.llm_engine.engine_core.engine_core.scheduler
+    draft width prices a draft step at, or None without that controller (or
+    without an in-process engine core to read it from)."""
+    engine_core = getattr(llm.llm_engine.engine_core, "engine_core", None)
+    scheduler = getattr(engine_core, "scheduler", None)
     controller = getattr(scheduler, "draft_width_controller", None)
     if controller is None:
         return None
