@@ -397,11 +397,6 @@ def _host_step_ms(worker) -> float | None:
         return float(host_ms[0])
 
 
-def _draft_step_costs(worker) -> dict[int, float] | None:
-    """The draft step's start-up times (ms by rows) the V2 runner reports."""
-    return worker.get_draft_step_costs()
-
-
 def _draft_step_ceilings_ms(llm) -> dict[int, float | None] | None:
     """The ceiling (ms) each batch size of the in-process scheduler's served
     draft width prices a draft step at, or None without that controller (or
@@ -472,7 +467,7 @@ def run_case(case: dict, models: str, prompts: list[list[int]]) -> dict:
             else:
                 raise ValueError(f"unknown workload {workload!r}")
         result["host_step_ms"] = llm.collective_rpc(_host_step_ms)[0]
-        result["draft_step_costs_ms"] = llm.collective_rpc(_draft_step_costs)[0]
+        result["draft_step_costs_ms"] = llm.collective_rpc("get_draft_step_costs")[0]
         result["draft_step_ceilings_ms"] = _draft_step_ceilings_ms(llm)
         return result
     finally:
