@@ -66,6 +66,24 @@ def test_an_arm_that_never_ran_leaves_the_others_read(tarballs, tmp_path):
     assert "dsl8" in (dest / "verdict-s56p-dsl8.txt").read_text()
 
 
+def test_a_second_run_read_into_the_folder_leaves_the_firsts_files(tarballs, tmp_path):
+    a, ab = tarballs
+    dest = tmp_path / "out"
+    assert _read(str(dest), str(a), str(ab), "--run", "s56p").returncode == 0
+    first = {p.name: p.read_bytes() for p in dest.iterdir()}
+    # Reading the same run again keeps the plain names.
+    assert _read(str(dest), str(a), str(ab), "--run", "s56p").returncode == 0
+    assert sorted(p.name for p in dest.iterdir()) == sorted(first)
+    r = _read(str(dest), str(a), str(ab), "--run", "s56q", "--plan", "s56")
+    assert r.returncode == 0, r.stderr
+    for name, data in first.items():
+        assert (dest / name).read_bytes() == data, name
+    for name in ("full-steps-s56q.txt", "served-widths-s56q.txt", "host-timer-s56q.txt",
+                 "host-s56q.txt", "ab-plan-s56q.txt", "verdict-s56q-dsl4.json"):
+        assert (dest / name).stat().st_size > 0, name
+    assert (dest / "full-steps-s56q.txt").read_bytes() == (S56 / "full-steps.txt").read_bytes()
+
+
 def test_without_the_run_only_the_plan_files_are_copied(tarballs, tmp_path):
     a, _ = tarballs
     dest = tmp_path / "out"

@@ -14,9 +14,12 @@
 #   verdict-NAME-dslN.json/.txt  benchmarks/verdict.py --label LABEL per DSL arm
 #                       (the best SD K of this run at each c, with target-only
 #                       where it ran)
-# Either tarball may be "-" when it did not come back. A reader that finds
-# nothing for an arm (it never ran) writes what the tool said and goes on; the
-# README of DEST is the reader's.
+# A second run read into the same DEST (one that already holds another run's
+# NAME-abab.json.gz) leaves the first's files as they are: its own tables and
+# copies get the run's name before their extension (full-steps-NAME.txt,
+# ab-plan-NAME.txt, ...). Either tarball may be "-" when it did not come back.
+# A reader that finds nothing for an arm (it never ran) writes what the tool
+# said and goes on; the README of DEST is the reader's.
 #
 # Options:
 #   --run NAME      the A/B's name (its files' prefix; required)
@@ -58,12 +61,18 @@ done
 sfx=${label:++$label}
 bench=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../benchmarks" && pwd)
 mkdir -p "$dest"
+# Another run already read here keeps its plain-named files (see --help).
+tag=
+for x in "$dest"/*-abab.json.gz; do
+  [[ -f "$x" && "$x" != "$dest/$run-abab.json.gz" ]] && tag=-$run
+done
+named() { [[ "$1" == *.* ]] && echo "${1%.*}$tag.${1##*.}" || echo "$1$tag"; }
 if [[ "$a" != - ]]; then
   tmp=$(mktemp -d)
   tar xzf "$a" -C "$tmp"
   IFS=, read -r -a files <<< "$copy"
   for x in "${files[@]}"; do
-    if [[ -f "$tmp/$plan/$x" ]]; then cp "$tmp/$plan/$x" "$dest/"
+    if [[ -f "$tmp/$plan/$x" ]]; then cp "$tmp/$plan/$x" "$dest/$(named "$x")"
     else echo "ab-read.sh: $x is not in $a ($plan/)" >&2; fi
   done
   rm -rf "$tmp"
@@ -72,13 +81,13 @@ fi
 unpack_ab_run "$ab" "$dest" "$run"
 cd "$dest"
 json=$run-abab.json.gz
-python3 "$bench/full_steps.py" --base "$base" "$json" > full-steps.txt 2>&1 || true
+python3 "$bench/full_steps.py" --base "$base" "$json" > "$(named full-steps.txt)" 2>&1 || true
 for d in "${dsls[@]}"; do
   python3 "$bench/host_timer_table.py" --pair "$base" "$d$sfx" "$json" 2>&1 || true
-done > host-timer.txt
+done > "$(named host-timer.txt)"
 for d in "${dsls[@]}"; do
   python3 "$bench/served_widths.py" "$run-abab.log.gz" --cap "${d#dsl}" --exact --arm "$d$sfx" 2>&1 || true
-done > served-widths.txt
+done > "$(named served-widths.txt)"
 for d in "${dsls[@]}"; do
   python3 "$bench/verdict.py" ${label:+--label "$label"} --dsl-arm "$d" --out "verdict-$run-$d.json" \
     proxies="$json" 2>&1 | tee "verdict-$run-$d.txt" || true
