@@ -38,6 +38,11 @@ calls the method on every worker once the engine is up, before any workload).
   drafts while any row clears its floor and cap: the host-bound limit of a
   rule that prices only the GPU time the host does not hide. The A/B against
   the priced rule asks whether pricing the host's time would pay (session 36).
+  The served width keeps its own table (the runner's ``draft_step_costs``),
+  so with it the arm is the served width alone, every loop drafting the
+  width it serves: against the priced engine it asks whether the stop pays
+  at a batch size (session 61). ``StepCostsOffTimer`` has ``HostTimer``'s
+  methods too (``proxies-ab.sh``'s ``+u`` arms).
 - ``HostClockOff.dsl_price_gpu_time_only``: since session 36 the MRV2 runner
   under async scheduling measures the host's time per engine step
   (``HostStepClock``) and the rule does not price the draft-step GPU time the
@@ -621,3 +626,7 @@ class KnownDraftsOffTimer(KnownDraftsOff, HostTimer):
 
 class SeriesDslTimer(SeriesDsl, HostTimer):
     """Both, for one arm: ``"rpc": ["dsl_as_the_series", "host_timer_on"]``."""
+
+
+class StepCostsOffTimer(StepCostsOff, HostTimer):
+    """Both, for one arm: ``"rpc": ["dsl_unprice_draft_steps", "host_timer_on"]``."""

@@ -9,6 +9,8 @@ A/B queued on the chain's go file), a.tgz, and errors that name the option."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -127,6 +129,35 @@ def test_same_prompts_runs_every_round_on_the_same_prompts(checkout, tmp_path):
         f"the same prompts every round, once {tmp_path / 's57'}/go exists\n")
 
 
+def _arm_options(ab: str) -> dict:
+    return json.loads(ab.split(" --arm-options ", 1)[1].split(" --rounds ", 1)[0])
+
+
+def test_a_u_arm_runs_its_dsl_engine_with_the_stop_unpriced(checkout, tmp_path):
+    """+u: the same DSL engine with StepCostsOff (the served width alone), its
+    host timed as +t's; only the labels the arms use get options (abab.py
+    refuses any other)."""
+    r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms",
+             "sd2+t,dsl4+t,dsl4+u", "--concurrency", "8", "--same-prompts", mib=81559)
+    assert r.returncode == 0, r.stderr
+    ab = (tmp_path / "record" / "seen").read_text().splitlines()[2]
+    options = _arm_options(ab)
+    assert options["t"]["engine"]["worker_extension_cls"] == "ab_hooks.HostTimer"
+    assert options["u"] == {
+        "engine": {"worker_extension_cls": "ab_hooks.StepCostsOffTimer"},
+        "rpc": ["dsl_unprice_draft_steps", "host_timer_on"],
+        "probe": "host_timer_read"}
+    spec = importlib.util.spec_from_file_location("ab_hooks", ROOT / "benchmarks" / "ab_hooks.py")
+    ab_hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab_hooks)
+    for method in options["u"]["rpc"] + [options["u"]["probe"]]:
+        assert callable(getattr(ab_hooks.StepCostsOffTimer, method)), method
+    (tmp_path / "record" / "seen").unlink()
+    r = _run(checkout, tmp_path, *_args(tmp_path), mib=81559)
+    assert r.returncode == 0, r.stderr
+    assert set(_arm_options((tmp_path / "record" / "seen").read_text().splitlines()[2])) == {"t"}
+
+
 def test_without_arms_small_every_gpu_runs_the_arms(checkout, tmp_path):
     r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms", "sd2+t,dsl4+t",
              "--rounds", "4", "--concurrency", "8", mib=81559)
@@ -150,6 +181,8 @@ def test_a_failed_ab_start_fails_with_its_log(checkout, tmp_path):
     (["s57p", "/x", "--arms", "sd2", "--cap", "8"], "unknown option --cap"),
     (["s5 7", "/x", "--arms", "sd2"], "must be letters, digits"),
     (["s57p"], "NAME and PLAN_DIR are needed"),
+    (["s57p", "/x", "--arms", "sd2+t,sd2+u"], "arm 'sd2+u': +u unprices a DSL loop's stop"),
+    (["s57p", "/x", "--arms", "sd2+t", "--arms-small", "dsl4"], "arm 'dsl4' needs a label"),
 ])
 def test_bad_arguments_are_named_and_nothing_starts(checkout, tmp_path, args, says):
     r = _run(checkout, tmp_path, *args)

@@ -21,7 +21,10 @@
 # scripts/gpu-host/ab-read.sh reads both here.
 #
 # Options:
-#   --arms ARMS        abab.py's arms (e.g. sd2+t,dsl4+t; required)
+#   --arms ARMS        abab.py's arms, each labelled: +t times the host's calls
+#                      (ab_hooks.HostTimer), +u on a dslN arm also unprices its
+#                      loop's stop (ab_hooks.StepCostsOff: the served width
+#                      alone); e.g. sd2+t,dsl4+t,dsl4+u (required)
 #   --arms-small ARMS  the arms instead where the GPU has < 100,000 MiB (a
 #                      proxies engine takes ~22 GiB: an H200 holds five, an
 #                      H100 three; default: --arms)
@@ -62,6 +65,14 @@ done
 [[ -n "$arms" ]] || { echo "proxies-ab.sh: --arms is needed (e.g. --arms sd2+t,dsl4+t)" >&2; exit 2; }
 [[ "$conc" =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "proxies-ab.sh: --concurrency '$conc' must be numbers joined by commas" >&2; exit 2; }
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "proxies-ab.sh: --rounds '$rounds' must be a positive whole number" >&2; exit 2; }
+for a in ${arms//,/ } ${small//,/ }; do
+  case $a in
+    *+t) ;;
+    dsl[0-9]*+u) ;;
+    *+u) echo "proxies-ab.sh: arm '$a': +u unprices a DSL loop's stop, so it takes a dslN arm" >&2; exit 2 ;;
+    *) echo "proxies-ab.sh: arm '$a' needs a label: +t (host timer) or, on a dslN arm, +u (its stop unpriced)" >&2; exit 2 ;;
+  esac
+done
 [[ -d .gpu-bundles/prompts ]] || { echo "proxies-ab.sh: no .gpu-bundles/prompts: carry it with the last chunk" >&2; exit 2; }
 [[ -n "${OUT:-}" ]] || { echo "proxies-ab.sh: OUT is not set: run it on the device (run's \$OUT)" >&2; exit 2; }
 chunk=${CHUNK:-$(find .gpu-bundles -maxdepth 1 -type d -regex '.*/b[0-9]+' | sort -V | tail -n 1)}
@@ -78,7 +89,17 @@ if [[ -n "$small" ]] && (( ${gpu_mib:-0} < 100000 )); then arms=$small; fi
 same=''; [[ -n "$rotate" ]] || same=', the same prompts every round'
 echo "GPU memory ${gpu_mib:-?} MiB: $name $arms at $conc, $rounds rounds$same, once $plan/go exists" | tee "$plan/ab-plan.txt"
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
-T='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
+# Each label the arms use: +t times the host's calls (HostTimer); +u also
+# unprices the DSL loop's stop (StepCostsOff: the served width alone).
+declare -A hook=(
+  [t]='{"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}'
+  [u]='{"engine": {"worker_extension_cls": "ab_hooks.StepCostsOffTimer"}, "rpc": ["dsl_unprice_draft_steps", "host_timer_on"], "probe": "host_timer_read"}'
+)
+T=''
+for label in t u; do
+  if [[ ",$arms," == *"+$label,"* ]]; then T+="${T:+, }\"$label\": ${hook[$label]}"; fi
+done
+T="{$T}"
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$plan/go AB_WAIT_S=900 \
   bash "$here/ab-start.sh" "$name" -- --models "$M" --target smollm2-135m-x8b \
   --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts --concurrency "$conc" \
