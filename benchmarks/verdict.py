@@ -47,7 +47,8 @@ concurrency, one row of ``verdict.json`` (a JSON list):
 With ``--label L`` the run's arms are ``<arm>+L`` (``abab.py``'s variants,
 e.g. every arm under one worker extension): those are read as ``<arm>``, and
 the other arms of the run are left out (``--dsl-arm`` names it without the
-label).
+label), except a ``--dsl-arm`` named with another label (``--label t --dsl-arm
+dsl4+u``: that DSL variant against the ``+t`` SD arms of the same rounds).
 
 A short table is printed too.
 """
@@ -100,15 +101,22 @@ def tuned_ks(tune: dict, dataset: str) -> dict[int, int]:
     return out
 
 
-def only_label(data: dict, label: str) -> dict:
+def only_label(data: dict, label: str, keep: str | None = None) -> dict:
     """``data`` with its ``<arm>+label`` arms renamed ``<arm>`` and its other
-    arms left out, in every per-arm table of every point."""
+    arms left out, in every per-arm table of every point; ``keep`` (an arm of
+    another label, e.g. the DSL arm ``dsl4+u`` read against ``+t``'s SD arms)
+    stays, under its own name."""
     suffix = f"+{label}"
 
     def rename(table: dict) -> dict:
-        return {a[: -len(suffix)]: v for a, v in table.items() if a.endswith(suffix)}
+        out = {a[: -len(suffix)]: v for a, v in table.items() if a.endswith(suffix)}
+        if keep is not None and keep in table:
+            out[keep] = table[keep]
+        return out
 
     arms = [a[: -len(suffix)] for a in data["arms"] if a.endswith(suffix)]
+    if keep is not None and keep in data["arms"] and not keep.endswith(suffix):
+        arms.append(keep)
     if not arms:
         raise SystemExit(f"verdict: no arm ends in {suffix!r} ({', '.join(data['arms'])})")
     points = [{**p, **{k: rename(p[k]) for k in ("tpot_ms", "spec") if k in p}}
@@ -222,7 +230,9 @@ def main(argv: list[str]) -> int:
         description=__doc__.split("\n\n")[0],
         formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("runs", nargs="+", help="abab.py result files, [NAME=]FILE")
-    ap.add_argument("--dsl-arm", required=True, help="the DSL arm, e.g. dsl6")
+    ap.add_argument("--dsl-arm", required=True,
+                    help="the DSL arm, e.g. dsl6; with --label, an arm of another "
+                    "label (e.g. dsl4+u) is read as it is, against the label's SD arms")
     ap.add_argument("--tune", type=Path,
                     help="per-concurrency SD K chosen on a tune split (see below)")
     ap.add_argument("--label", help="read the arms <arm>+LABEL as <arm>, "
@@ -236,7 +246,8 @@ def main(argv: list[str]) -> int:
         name, _, path = spec.rpartition("=")
         data = read_json(Path(path))
         if args.label:
-            data = only_label(data, args.label)
+            data = only_label(data, args.label,
+                              keep=args.dsl_arm if "+" in args.dsl_arm else None)
         if args.dsl_arm not in data["arms"]:
             sys.stderr.write(f"verdict: {path} has no arm {args.dsl_arm} "
                              f"({', '.join(data['arms'])}; failed: "

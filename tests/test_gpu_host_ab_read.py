@@ -84,6 +84,24 @@ def test_a_second_run_read_into_the_folder_leaves_the_firsts_files(tarballs, tmp
     assert (dest / "full-steps-s56q.txt").read_bytes() == (S56 / "full-steps.txt").read_bytes()
 
 
+def test_a_dsl_arm_named_with_its_label_is_read_as_it_is(tarballs, tmp_path):
+    """--dsl dslN+L (a variant such as dsl4+u) is read under its own name
+    against --label's SD arms; here dsl4+t, so it must read as dsl4 does."""
+    import json
+    a, ab = tarballs
+    dest = tmp_path / "out"
+    r = _read(str(dest), str(a), str(ab), "--run", "s56p", "--dsl", "dsl4,dsl4+t")
+    assert r.returncode == 0, r.stderr
+    plain = json.loads((dest / "verdict-s56p-dsl4.json").read_text())
+    named = json.loads((dest / "verdict-s56p-dsl4-t.json").read_text())
+    assert [x["ratio_dsl_vs_best_sd"] for x in named] == [
+        x["ratio_dsl_vs_best_sd"] for x in plain]
+    assert {x["dsl_arm"] for x in named} == {"dsl4+t"}
+    widths = (dest / "served-widths.txt").read_text()
+    half = len(widths) // 2
+    assert widths[:half] == widths[half:] and "%" in widths
+
+
 def test_without_the_run_only_the_plan_files_are_copied(tarballs, tmp_path):
     a, _ = tarballs
     dest = tmp_path / "out"
@@ -96,6 +114,7 @@ def test_without_the_run_only_the_plan_files_are_copied(tarballs, tmp_path):
 @pytest.mark.parametrize("args, says", [
     (["--dsl", "dsl4"], "--run NAME is needed"),
     (["--run", "s56p", "--dsl", "eagle"], "--dsl arm 'eagle' must be dslN"),
+    (["--run", "s56p", "--dsl", "dsl4+"], "--dsl arm 'dsl4+' must be dslN"),
     (["--run", "s56p", "--base"], "--base needs a value"),
     (["--run", "s56p", "--rounds", "3"], "unknown option --rounds"),
     (["--run", "s5 6"], "must be letters, digits"),

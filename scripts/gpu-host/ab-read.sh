@@ -29,7 +29,9 @@
 #                   host.txt,ab-plan.txt)
 #   --base ARM      the arm full steps and host timers compare with (default
 #                   sd2+t)
-#   --dsl ARMS      comma-separated DSL arms, without the label (default dsl4)
+#   --dsl ARMS      comma-separated DSL arms, without the label (default dsl4);
+#                   dslN+L names a variant of another label (e.g. dsl4+u, read
+#                   against --label's SD arms; its verdict is verdict-NAME-dslN-L)
 #   --label LABEL   the arms' label suffix (default t; '' for none)
 #   bash scripts/gpu-host/ab-read.sh benchmarks/results/2026-12-07-h200-s57 a.tgz s57p.tgz --run s57p --dsl dsl4,dsl8
 set -euo pipefail
@@ -56,7 +58,7 @@ for x in "$a" "$ab"; do
 done
 IFS=, read -r -a dsls <<< "$dsl"
 for d in "${dsls[@]}"; do
-  [[ "$d" =~ ^dsl[0-9]+$ ]] || { echo "ab-read.sh: --dsl arm '$d' must be dslN (N its cap)" >&2; exit 2; }
+  [[ "$d" =~ ^dsl[0-9]+(\+[a-z0-9]+)?$ ]] || { echo "ab-read.sh: --dsl arm '$d' must be dslN (N its cap), or dslN+LABEL for a variant of another label" >&2; exit 2; }
 done
 sfx=${label:++$label}
 bench=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../benchmarks" && pwd)
@@ -82,13 +84,15 @@ unpack_ab_run "$ab" "$dest" "$run"
 cd "$dest"
 json=$run-abab.json.gz
 python3 "$bench/full_steps.py" --base "$base" "$json" > "$(named full-steps.txt)" 2>&1 || true
+arm() { [[ "$1" == *+* ]] && echo "$1" || echo "$1$sfx"; }
 for d in "${dsls[@]}"; do
-  python3 "$bench/host_timer_table.py" --pair "$base" "$d$sfx" "$json" 2>&1 || true
+  python3 "$bench/host_timer_table.py" --pair "$base" "$(arm "$d")" "$json" 2>&1 || true
 done > "$(named host-timer.txt)"
 for d in "${dsls[@]}"; do
-  python3 "$bench/served_widths.py" "$run-abab.log.gz" --cap "${d#dsl}" --exact --arm "$d$sfx" 2>&1 || true
+  cap=${d#dsl}
+  python3 "$bench/served_widths.py" "$run-abab.log.gz" --cap "${cap%%+*}" --exact --arm "$(arm "$d")" 2>&1 || true
 done > "$(named served-widths.txt)"
 for d in "${dsls[@]}"; do
-  python3 "$bench/verdict.py" ${label:+--label "$label"} --dsl-arm "$d" --out "verdict-$run-$d.json" \
-    proxies="$json" 2>&1 | tee "verdict-$run-$d.txt" || true
+  python3 "$bench/verdict.py" ${label:+--label "$label"} --dsl-arm "$d" --out "verdict-$run-${d/+/-}.json" \
+    proxies="$json" 2>&1 | tee "verdict-$run-${d/+/-}.txt" || true
 done

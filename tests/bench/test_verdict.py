@@ -219,3 +219,29 @@ def test_a_label_reads_the_labelled_arms_as_the_plain_ones(tmp_path):
                           "--label", "x", "--out", str(tmp_path / "v.json"), str(path)],
                          capture_output=True, text=True, timeout=120)
     assert res.returncode != 0 and "no arm ends in '+x'" in res.stderr
+
+
+def test_a_dsl_arm_of_another_label_is_read_against_the_labels_sd_arms(tmp_path):
+    """--label t --dsl-arm dsl6+u: the +u variant of the DSL engine against the
+    +t SD arms of the same rounds, exactly as the plain DSL arm would be."""
+    plain, _ = run(tmp_path, abab_result(tmp_path))
+    labelled = {c: {**{f"{a}+t": v for a, v in t.items()},
+                    "dsl6+u": t["dsl6"]}
+                for c, t in TPOT.items()}
+    path = abab_result(tmp_path, "labelled.json", tpot=labelled)
+    data = json.loads(path.read_text())
+    data["arms"] = [f"{a}+t" for a in data["arms"]] + ["dsl6+u"]
+    for point in data["points"]:
+        point["spec"] = {**{f"{a}+t": v for a, v in point["spec"].items()},
+                         "dsl6+u": point["spec"]["dsl6"]}
+    path.write_text(json.dumps(data))
+    rows, _ = run(tmp_path, "--label", "t", "--dsl-arm", "dsl6+u", path)
+    assert len(rows) == len(plain)
+    for got, want in zip(rows, plain):
+        assert got["dsl_arm"] == "dsl6+u"
+        for key in ("best_sd_k", "best_sd_tpot_ms", "dsl_tpot_ms", "ratio_dsl_vs_best_sd",
+                    "ci95", "noise", "dsl_accepted_per_step"):
+            assert got[key] == want[key], key
+    # Its +t twin is read too, by its plain name, as before.
+    rows_t, _ = run(tmp_path, "--label", "t", path)
+    assert [r["dsl_tpot_ms"] for r in rows_t] == [r["dsl_tpot_ms"] for r in plain]
