@@ -42,7 +42,8 @@ calls the method on every worker once the engine is up, before any workload).
   so with it the arm is the served width alone, every loop drafting the
   width it serves: against the priced engine it asks whether the stop pays
   at a batch size (session 61). ``StepCostsOffTimer`` has ``HostTimer``'s
-  methods too (``proxies-ab.sh``'s ``+u`` arms).
+  methods too (``proxies-ab.sh``'s ``+u`` arms); ``LoopOffUnpricedTimer`` also
+  closes the device loops (``DeviceLoopOff``, ``+v`` arms).
 - ``HostClockOff.dsl_price_gpu_time_only``: since session 36 the MRV2 runner
   under async scheduling measures the host's time per engine step
   (``HostStepClock``) and the rule does not price the draft-step GPU time the
@@ -630,3 +631,13 @@ class SeriesDslTimer(SeriesDsl, HostTimer):
 
 class StepCostsOffTimer(StepCostsOff, HostTimer):
     """Both, for one arm: ``"rpc": ["dsl_unprice_draft_steps", "host_timer_on"]``."""
+
+
+class LoopOffUnpricedTimer(DeviceLoopOff, StepCostsOff, HostTimer):
+    """The served width alone without the device loop, host timed, for one
+    arm: ``"rpc": ["dsl_close_device_loops", "dsl_unprice_draft_steps",
+    "host_timer_on"]`` (``proxies-ab.sh``'s ``+v`` arms). Every loop drafts the
+    width it serves, its steps launched by the host as captured graphs, as
+    SD's are: against ``+u`` (the same, in the WHILE loop) it measures what
+    the device loop costs a step; against SD K at the same width, what DSL's
+    other per-step work costs (session 61)."""

@@ -156,6 +156,21 @@ def test_a_u_arm_runs_its_dsl_engine_with_the_stop_unpriced(checkout, tmp_path):
     r = _run(checkout, tmp_path, *_args(tmp_path), mib=81559)
     assert r.returncode == 0, r.stderr
     assert set(_arm_options((tmp_path / "record" / "seen").read_text().splitlines()[2])) == {"t"}
+    (tmp_path / "record" / "seen").unlink()
+    r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms",
+             "sd2+t,dsl4+t,dsl4+u,dsl4+v", "--arms-small", "sd2+t,dsl4+t,dsl4+u", mib=81559)
+    assert r.returncode == 0, r.stderr
+    assert set(_arm_options((tmp_path / "record" / "seen").read_text().splitlines()[2])) == {
+        "t", "u"}
+    (tmp_path / "record" / "seen").unlink()
+    r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms",
+             "sd2+t,dsl4+t,dsl4+u,dsl4+v", "--arms-small", "sd2+t,dsl4+t,dsl4+u")
+    assert r.returncode == 0, r.stderr
+    v = _arm_options((tmp_path / "record" / "seen").read_text().splitlines()[2])["v"]
+    assert v["engine"]["worker_extension_cls"] == "ab_hooks.LoopOffUnpricedTimer"
+    assert v["rpc"] == ["dsl_close_device_loops", "dsl_unprice_draft_steps", "host_timer_on"]
+    for method in v["rpc"] + [v["probe"]]:
+        assert callable(getattr(ab_hooks.LoopOffUnpricedTimer, method)), method
 
 
 def test_without_arms_small_every_gpu_runs_the_arms(checkout, tmp_path):
@@ -181,7 +196,8 @@ def test_a_failed_ab_start_fails_with_its_log(checkout, tmp_path):
     (["s57p", "/x", "--arms", "sd2", "--cap", "8"], "unknown option --cap"),
     (["s5 7", "/x", "--arms", "sd2"], "must be letters, digits"),
     (["s57p"], "NAME and PLAN_DIR are needed"),
-    (["s57p", "/x", "--arms", "sd2+t,sd2+u"], "arm 'sd2+u': +u unprices a DSL loop's stop"),
+    (["s57p", "/x", "--arms", "sd2+t,sd2+u"], "arm 'sd2+u': +u and +v change a DSL loop"),
+    (["s57p", "/x", "--arms", "target+v"], "arm 'target+v': +u and +v change a DSL loop"),
     (["s57p", "/x", "--arms", "sd2+t", "--arms-small", "dsl4"], "arm 'dsl4' needs a label"),
 ])
 def test_bad_arguments_are_named_and_nothing_starts(checkout, tmp_path, args, says):

@@ -24,7 +24,8 @@
 #   --arms ARMS        abab.py's arms, each labelled: +t times the host's calls
 #                      (ab_hooks.HostTimer), +u on a dslN arm also unprices its
 #                      loop's stop (ab_hooks.StepCostsOff: the served width
-#                      alone); e.g. sd2+t,dsl4+t,dsl4+u (required)
+#                      alone), +v also closes its device loops (host-launched
+#                      draft steps); e.g. sd2+t,dsl4+t,dsl4+u (required)
 #   --arms-small ARMS  the arms instead where the GPU has < 100,000 MiB (a
 #                      proxies engine takes ~22 GiB: an H200 holds five, an
 #                      H100 three; default: --arms)
@@ -68,9 +69,9 @@ done
 for a in ${arms//,/ } ${small//,/ }; do
   case $a in
     *+t) ;;
-    dsl[0-9]*+u) ;;
-    *+u) echo "proxies-ab.sh: arm '$a': +u unprices a DSL loop's stop, so it takes a dslN arm" >&2; exit 2 ;;
-    *) echo "proxies-ab.sh: arm '$a' needs a label: +t (host timer) or, on a dslN arm, +u (its stop unpriced)" >&2; exit 2 ;;
+    dsl[0-9]*+[uv]) ;;
+    *+[uv]) echo "proxies-ab.sh: arm '$a': +u and +v change a DSL loop, so they take a dslN arm" >&2; exit 2 ;;
+    *) echo "proxies-ab.sh: arm '$a' needs a label: +t (host timer) or, on a dslN arm, +u (its stop unpriced) or +v (unpriced, no device loop)" >&2; exit 2 ;;
   esac
 done
 [[ -d .gpu-bundles/prompts ]] || { echo "proxies-ab.sh: no .gpu-bundles/prompts: carry it with the last chunk" >&2; exit 2; }
@@ -90,13 +91,15 @@ same=''; [[ -n "$rotate" ]] || same=', the same prompts every round'
 echo "GPU memory ${gpu_mib:-?} MiB: $name $arms at $conc, $rounds rounds$same, once $plan/go exists" | tee "$plan/ab-plan.txt"
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 # Each label the arms use: +t times the host's calls (HostTimer); +u also
-# unprices the DSL loop's stop (StepCostsOff: the served width alone).
+# unprices the DSL loop's stop (StepCostsOff: the served width alone); +v
+# also closes the device loops (DeviceLoopOff: host-launched draft steps).
 declare -A hook=(
   [t]='{"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}'
   [u]='{"engine": {"worker_extension_cls": "ab_hooks.StepCostsOffTimer"}, "rpc": ["dsl_unprice_draft_steps", "host_timer_on"], "probe": "host_timer_read"}'
+  [v]='{"engine": {"worker_extension_cls": "ab_hooks.LoopOffUnpricedTimer"}, "rpc": ["dsl_close_device_loops", "dsl_unprice_draft_steps", "host_timer_on"], "probe": "host_timer_read"}'
 )
 T=''
-for label in t u; do
+for label in t u v; do
   if [[ ",$arms," == *"+$label,"* ]]; then T+="${T:+, }\"$label\": ${hook[$label]}"; fi
 done
 T="{$T}"

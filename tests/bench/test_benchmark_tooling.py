@@ -1467,6 +1467,39 @@ def test_step_costs_off():
     assert Worker(None).dsl_unprice_draft_steps() is False
 
 
+def test_the_v_arm_closes_the_loops_and_unprices_the_stop():
+    """proxies-ab.sh's +v arm calls, in order, ``dsl_close_device_loops`` and
+    ``dsl_unprice_draft_steps`` on one worker of ``LoopOffUnpricedTimer``:
+    both take effect there (the speculator's own loop close, the real exit
+    state's costs zeroed), as each does alone."""
+    import ab_hooks
+    import torch
+
+    from vllm.v1.spec_decode.dynamic.confidence_exit import DraftConfidenceExit
+    from vllm.v1.worker.gpu.spec_decode.standalone_ar.speculator import (
+        StandaloneARSpeculator,
+    )
+
+    closed = []
+
+    class Loop:
+        def close(self):
+            closed.append(self)
+
+    state = DraftConfidenceExit(0.0, 2, torch.device("cpu"))
+    state.set_step_costs([1.0, 1.0, 1.0], [1.0, 1.0, 1.0])
+    speculator = types.SimpleNamespace(decode_loops={"b8": Loop()}, confidence_exit=state)
+    speculator._close_decode_loops = types.MethodType(
+        StandaloneARSpeculator._close_decode_loops, speculator)
+    worker = ab_hooks.LoopOffUnpricedTimer.__new__(ab_hooks.LoopOffUnpricedTimer)
+    worker.model_runner = types.SimpleNamespace(speculator=speculator)
+    assert [getattr(worker, m)() for m in ("dsl_close_device_loops",
+                                          "dsl_unprice_draft_steps")] == [True, True]
+    assert len(closed) == 1 and speculator.decode_loops == {}
+    assert float(state.step_costs.abs().sum()) == 0
+    assert callable(worker.host_timer_on) and callable(worker.host_timer_read)
+
+
 def test_host_clock_off():
     """The hook stops the runner's host clock and clears the real exit
     state's host time, after which a row the host-paced rule lets draft to
