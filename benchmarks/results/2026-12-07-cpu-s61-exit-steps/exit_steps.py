@@ -14,7 +14,8 @@ For each concurrency and DSL arm of each run:
    by the draft loop's forward count recorded with the same step. A step
    whose loop stopped after one forward is shorter by one draft step; the
    difference of the groups' mean periods is that step's price as served,
-   to set beside the start-up table's draft step (the engine's log).
+   to set beside the start-up table's draft step (the engine's log); and
+   the share of those steps that stopped, by fifth of the round.
 
 The per-step record carries no accepted count, so what an exit lost in
 tokens is read only in total (1.), not per step.
@@ -54,6 +55,27 @@ def periods_by_forwards(rounds: list[dict], c: int, width: int,
     return out
 
 
+def stops_by_fifth(rounds: list[dict], c: int, width: int) -> list[float | None]:
+    """Per fifth of each round's full-batch steps at the served width (the
+    first to the last step with C requests running), the share whose loop
+    stopped after one forward: in a one-wave round every request starts
+    together, so the first fifth holds every request's first steps."""
+    counts = [[0, 0] for _ in range(5)]
+    for rnd in rounds:
+        steps = rnd["engine_steps"]
+        idx = [i for i, n in enumerate(steps["running"])
+               if n == c and steps["padded_tokens"][i] == c * (width + 1)
+               and steps["draft_forwards"][i] is not None]
+        if not idx:
+            continue
+        first, span = idx[0], idx[-1] - idx[0] + 1
+        for i in idx:
+            fifth = min(4, 5 * (i - first) // span)
+            counts[fifth][0] += 1
+            counts[fifth][1] += steps["draft_forwards"][i] == 1
+    return [stopped / n if n else None for n, stopped in counts]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+")
@@ -90,6 +112,9 @@ def main() -> None:
                     line += (f"; stopping after 1 forward saved {saved:.3f} ms "
                              f"({saved / (args.width - 1):.3f} a draft step)")
                 print(line)
+                fifths = stops_by_fifth(point["step_ms"][arm], c, args.width)
+                print("           stopped after 1 forward, by fifth of the round: "
+                      + " ".join("-" if f is None else f"{f:.2f}" for f in fifths))
 
 
 if __name__ == "__main__":
