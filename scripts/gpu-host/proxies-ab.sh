@@ -66,7 +66,8 @@ done
 [[ -n "$arms" ]] || { echo "proxies-ab.sh: --arms is needed (e.g. --arms sd2+t,dsl4+t)" >&2; exit 2; }
 [[ "$conc" =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "proxies-ab.sh: --concurrency '$conc' must be numbers joined by commas" >&2; exit 2; }
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "proxies-ab.sh: --rounds '$rounds' must be a positive whole number" >&2; exit 2; }
-for a in ${arms//,/ } ${small//,/ }; do
+IFS=, read -r -a labelled <<< "$arms${small:+,$small}"
+for a in "${labelled[@]}"; do
   case $a in
     *+t) ;;
     dsl[0-9]*+[uv]) ;;
