@@ -37,17 +37,28 @@ from abab import ci  # noqa: E402
 from run import read_json  # noqa: E402
 
 
-def full_step_times(rnd: dict, concurrency: int, width: int,
-                    settle: int = 3) -> list[float]:
-    """The periods (ms) of one round's full steps (see the module docstring)."""
+def settled_steps(rnd: dict, concurrency: int, settle: int = 3) -> list[int]:
+    """The indices of one round's steps with exactly ``concurrency`` requests
+    running and no request added nor first token in the step or the
+    ``settle`` steps before it (see the module docstring)."""
     trace, steps = rnd["trace"], rnd["engine_steps"]
     busy = [bool(a) or bool(f) for a, f in zip(trace["added"], trace["firsts"])]
     return [
-        ms
-        for i, ms in enumerate(trace["ms"])
+        i
+        for i in range(len(trace["ms"]))
         if steps["running"][i] == concurrency
         and not any(busy[max(0, i - settle):i + 1])
-        and steps["drafted"][i] == concurrency * width
+    ]
+
+
+def full_step_times(rnd: dict, concurrency: int, width: int,
+                    settle: int = 3) -> list[float]:
+    """The periods (ms) of one round's full steps (see the module docstring)."""
+    drafted, ms = rnd["engine_steps"]["drafted"], rnd["trace"]["ms"]
+    return [
+        ms[i]
+        for i in settled_steps(rnd, concurrency, settle)
+        if drafted[i] == concurrency * width
     ]
 
 

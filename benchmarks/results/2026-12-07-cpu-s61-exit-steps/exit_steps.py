@@ -27,6 +27,11 @@ import argparse
 import gzip
 import json
 import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
+from full_steps import settled_steps  # noqa: E402
 
 
 def load(path: str) -> dict:
@@ -43,15 +48,11 @@ def periods_by_forwards(rounds: list[dict], c: int, width: int,
                         settle: int = 3) -> dict[int, list[float]]:
     out: dict[int, list[float]] = {}
     for rnd in rounds:
-        trace, steps = rnd["trace"], rnd["engine_steps"]
-        busy = [bool(a) or bool(f) for a, f in zip(trace["added"], trace["firsts"])]
-        for i, ms in enumerate(trace["ms"]):
-            if (i < settle or steps["running"][i] != c
-                    or any(busy[i - settle:i + 1])
-                    or steps["padded_tokens"][i] != c * (width + 1)
-                    or steps["draft_forwards"][i] is None):
-                continue
-            out.setdefault(steps["draft_forwards"][i], []).append(ms)
+        ms, steps = rnd["trace"]["ms"], rnd["engine_steps"]
+        for i in settled_steps(rnd, c, settle):
+            forwards = steps["draft_forwards"][i]
+            if steps["padded_tokens"][i] == c * (width + 1) and forwards is not None:
+                out.setdefault(forwards, []).append(ms[i])
     return out
 
 
