@@ -102,6 +102,22 @@ def test_a_dsl_arm_named_with_its_label_is_read_as_it_is(tarballs, tmp_path):
     assert widths[:half] == widths[half:] and "%" in widths
 
 
+def test_the_pair_names_the_verdict_rows(tarballs, tmp_path):
+    """--pair names the model pair in the verdict's rows (the small pair's
+    runs are read with the same reader); the ratios are the run's."""
+    import json
+    a, ab = tarballs
+    dest = tmp_path / "out"
+    r = _read(str(dest), str(a), str(ab), "--run", "s56p", "--pair", "small")
+    assert r.returncode == 0, r.stderr
+    rows = json.loads((dest / "verdict-s56p-dsl4.json").read_text())
+    committed = json.loads((S56 / "verdict-s56p-dsl4.json").read_text())
+    assert {x["pair"] for x in rows} == {"small"}
+    assert {x["pair"] for x in committed} == {"proxies"}
+    assert [x["ratio_dsl_vs_best_sd"] for x in rows] == [
+        x["ratio_dsl_vs_best_sd"] for x in committed]
+
+
 def test_without_the_run_only_the_plan_files_are_copied(tarballs, tmp_path):
     a, _ = tarballs
     dest = tmp_path / "out"
@@ -118,6 +134,7 @@ def test_without_the_run_only_the_plan_files_are_copied(tarballs, tmp_path):
     (["--run", "s56p", "--base"], "--base needs a value"),
     (["--run", "s56p", "--rounds", "3"], "unknown option --rounds"),
     (["--run", "s5 6"], "must be letters, digits"),
+    (["--run", "s56p", "--pair", "a=b"], "--pair must be a name"),
 ])
 def test_bad_options_are_named(tarballs, tmp_path, args, says):
     a, ab = tarballs

@@ -33,6 +33,8 @@
 #                   dslN+L names a variant of another label (e.g. dsl4+u, read
 #                   against --label's SD arms; its verdict is verdict-NAME-dslN-L)
 #   --label LABEL   the arms' label suffix (default t; '' for none)
+#   --pair NAME     the model pair the verdict rows name (default proxies;
+#                   small for the SmolLM2-135M pair)
 #   bash scripts/gpu-host/ab-read.sh benchmarks/results/2026-12-07-h200-s57 a.tgz s57p.tgz --run s57p --dsl dsl4,dsl8
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
@@ -40,18 +42,19 @@ source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 help_or_usage "$@"
 [[ $# -ge 3 ]] || { echo "ab-read.sh: DEST, A_TGZ and RUN_TGZ are needed (see --help)" >&2; exit 2; }
 dest=$1 a=$2 ab=$3; shift 3
-run='' plan='' copy=host.txt,ab-plan.txt base=sd2+t dsl=dsl4 label=t
+run='' plan='' copy=host.txt,ab-plan.txt base=sd2+t dsl=dsl4 label=t pair=proxies
 while [[ $# -gt 0 ]]; do
   [[ $# -ge 2 ]] || { echo "ab-read.sh: $1 needs a value (see --help)" >&2; exit 2; }
   case $1 in
     --run) run=$2 ;; --plan) plan=$2 ;; --copy) copy=$2 ;;
-    --base) base=$2 ;; --dsl) dsl=$2 ;; --label) label=$2 ;;
+    --base) base=$2 ;; --dsl) dsl=$2 ;; --label) label=$2 ;; --pair) pair=$2 ;;
     *) echo "ab-read.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift 2
 done
 [[ -n "$run" ]] || { echo "ab-read.sh: --run NAME is needed (the A/B's name, e.g. s57p)" >&2; exit 2; }
 check_run_name ab-read.sh "$run"
+[[ "$pair" =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]] || { echo "ab-read.sh: --pair must be a name of letters, digits, '.', '_' or '-' (e.g. small), not '$pair'" >&2; exit 2; }
 plan=${plan:-${run%p}}
 for x in "$a" "$ab"; do
   [[ "$x" == - || -f "$x" ]] || { echo "ab-read.sh: no tarball $x (pass - when it did not come back)" >&2; exit 2; }
@@ -94,5 +97,5 @@ for d in "${dsls[@]}"; do
 done > "$(named served-widths.txt)"
 for d in "${dsls[@]}"; do
   python3 "$bench/verdict.py" ${label:+--label "$label"} --dsl-arm "$d" --out "verdict-$run-${d/+/-}.json" \
-    proxies="$json" 2>&1 | tee "verdict-$run-${d/+/-}.txt" || true
+    "$pair=$json" 2>&1 | tee "verdict-$run-${d/+/-}.txt" || true
 done
