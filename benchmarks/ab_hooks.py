@@ -39,9 +39,12 @@ calls the method on every worker once the engine is up, before any workload).
   rule that prices only the GPU time the host does not hide. The A/B against
   the priced rule asks whether pricing the host's time would pay (session 36).
   The served width keeps its own table (the runner's ``draft_step_costs``),
-  so with it the arm is the served width alone, every loop drafting the
-  width it serves: against the priced engine it asks whether the stop pays
-  at a batch size (session 61). ``StepCostsOffTimer`` has ``HostTimer``'s
+  but not its reading of the draft step: every loop then drafts the width it
+  serves, so no served step stopped early, and a block's counterfactual one
+  narrower has no price. In session 62 the served width stayed at 3-4 drafts
+  at 2-32 requests (it narrows only by exploration), and the arm was
+  6.7-11.4% slower than SD K=2 where the priced engine tied or beat it: the
+  stop and the width it steers are not separable with this hook. ``StepCostsOffTimer`` has ``HostTimer``'s
   methods too (``proxies-ab.sh``'s ``+u`` arms); ``LoopOffUnpricedTimer`` also
   closes the device loops (``DeviceLoopOff``, ``+v`` arms).
 - ``HostClockOff.dsl_price_gpu_time_only``: since session 36 the MRV2 runner
@@ -634,7 +637,7 @@ class StepCostsOffTimer(StepCostsOff, HostTimer):
 
 
 class LoopOffUnpricedTimer(DeviceLoopOff, StepCostsOff, HostTimer):
-    """The served width alone without the device loop, host timed, for one
+    """The stop unpriced and the device loop closed, host timed, for one
     arm: ``"rpc": ["dsl_close_device_loops", "dsl_unprice_draft_steps",
     "host_timer_on"]`` (``proxies-ab.sh``'s ``+v`` arms). Every loop drafts the
     width it serves, its steps launched by the host as captured graphs, as

@@ -134,7 +134,7 @@ def _arm_options(ab: str) -> dict:
 
 
 def test_a_u_arm_runs_its_dsl_engine_with_the_stop_unpriced(checkout, tmp_path):
-    """+u: the same DSL engine with StepCostsOff (the served width alone), its
+    """+u: the same DSL engine with StepCostsOff (the loop never stops), its
     host timed as +t's; only the labels the arms use get options (abab.py
     refuses any other)."""
     r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms",

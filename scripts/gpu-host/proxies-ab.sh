@@ -23,9 +23,12 @@
 # Options:
 #   --arms ARMS        abab.py's arms, each labelled: +t times the host's calls
 #                      (ab_hooks.HostTimer), +u on a dslN arm also unprices its
-#                      loop's stop (ab_hooks.StepCostsOff: the served width
-#                      alone), +v also closes its device loops (host-launched
-#                      draft steps); e.g. sd2+t,dsl4+t,dsl4+u (required)
+#                      loop's stop (ab_hooks.StepCostsOff: the loop never
+#                      stops, and the served width, with no stopped steps to
+#                      price a draft step from, stays near the cap: 3-4 drafts
+#                      at 2-32 in session 62), +v also closes its device loops
+#                      (host-launched draft steps); e.g. sd2+t,dsl4+t,dsl4+u
+#                      (required)
 #   --arms-small ARMS  the arms instead where the GPU has < 100,000 MiB (a
 #                      proxies engine takes ~22 GiB: an H200 holds five, an
 #                      H100 three; default: --arms)
@@ -92,7 +95,7 @@ same=''; [[ -n "$rotate" ]] || same=', the same prompts every round'
 echo "GPU memory ${gpu_mib:-?} MiB: $name $arms at $conc, $rounds rounds$same, once $plan/go exists" | tee "$plan/ab-plan.txt"
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 # Each label the arms use: +t times the host's calls (HostTimer); +u also
-# unprices the DSL loop's stop (StepCostsOff: the served width alone); +v
+# unprices the DSL loop's stop (StepCostsOff: the loop never stops); +v
 # also closes the device loops (DeviceLoopOff: host-launched draft steps).
 declare -A hook=(
   [t]='{"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}'
