@@ -179,6 +179,16 @@ def test_without_arms_small_every_gpu_runs_the_arms(checkout, tmp_path):
     assert r.returncode == 0, r.stderr
     ab = (tmp_path / "record" / "seen").read_text().splitlines()[2]
     assert "--arms sd2+t,dsl4+t " in ab and "--rounds 4 " in ab and "--concurrency 8 " in ab
+    assert "--waves 1 " in ab
+
+
+def test_waves_make_a_round_longer(checkout, tmp_path):
+    r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms", "sd2+t,dsl4+t",
+             "--concurrency", "2", "--waves", "4", mib=81559)
+    assert r.returncode == 0, r.stderr
+    ab = (tmp_path / "record" / "seen").read_text().splitlines()[2]
+    assert "--waves 4 --base-requests 8 " in ab
+    assert "at 2, 10 rounds of 4 waves," in r.stdout
 
 
 def test_a_failed_ab_start_fails_with_its_log(checkout, tmp_path):
@@ -191,6 +201,7 @@ def test_a_failed_ab_start_fails_with_its_log(checkout, tmp_path):
 @pytest.mark.parametrize("args, says", [
     (["s57p", "/x"], "--arms is needed"),
     (["s57p", "/x", "--arms", "sd2", "--rounds", "0"], "--rounds '0' must be"),
+    (["s57p", "/x", "--arms", "sd2", "--waves", "two"], "--waves 'two' must be"),
     (["s57p", "/x", "--arms", "sd2", "--concurrency", "1;8"], "--concurrency '1;8' must be"),
     (["s57p", "/x", "--arms"], "--arms needs a value"),
     (["s57p", "/x", "--arms", "sd2", "--cap", "8"], "unknown option --cap"),

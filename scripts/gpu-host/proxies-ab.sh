@@ -34,6 +34,9 @@
 #                      H100 three; default: --arms)
 #   --concurrency C    comma-separated, in the order run (default 1,8,32)
 #   --rounds N         measured ABBA rounds after one warm round (default 10)
+#   --waves W          waves a round (default 1: one wave of max(8, c) requests);
+#                      more waves make a round longer where one wave is short
+#                      (at small c)
 #   --suite            run the GPU suite beside the chain; the A/B waits for both
 #   --same-prompts     every round runs the same prompts (abab.py without
 #                      --rotate-prompts): the base arm's round-to-round spread is
@@ -54,14 +57,14 @@ help_or_usage "$@"
 [[ $# -ge 2 ]] || { echo "proxies-ab.sh: NAME and PLAN_DIR are needed (see --help)" >&2; exit 2; }
 name=$1 plan=$2; shift 2
 check_run_name proxies-ab.sh "$name"
-arms='' small='' conc=1,8,32 rounds=10 chain=alone-proxies.sh rotate=--rotate-prompts
+arms='' small='' conc=1,8,32 rounds=10 waves=1 chain=alone-proxies.sh rotate=--rotate-prompts
 while [[ $# -gt 0 ]]; do
   if [[ "$1" == --suite ]]; then chain=beside-proxies.sh; shift; continue; fi
   if [[ "$1" == --same-prompts ]]; then rotate=''; shift; continue; fi
   [[ $# -ge 2 ]] || { echo "proxies-ab.sh: $1 needs a value (see --help)" >&2; exit 2; }
   case $1 in
     --arms) arms=$2 ;; --arms-small) small=$2 ;;
-    --concurrency) conc=$2 ;; --rounds) rounds=$2 ;;
+    --concurrency) conc=$2 ;; --rounds) rounds=$2 ;; --waves) waves=$2 ;;
     *) echo "proxies-ab.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
   esac
   shift 2
@@ -69,6 +72,7 @@ done
 [[ -n "$arms" ]] || { echo "proxies-ab.sh: --arms is needed (e.g. --arms sd2+t,dsl4+t)" >&2; exit 2; }
 [[ "$conc" =~ ^[0-9]+(,[0-9]+)*$ ]] || { echo "proxies-ab.sh: --concurrency '$conc' must be numbers joined by commas" >&2; exit 2; }
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "proxies-ab.sh: --rounds '$rounds' must be a positive whole number" >&2; exit 2; }
+[[ "$waves" =~ ^[1-9][0-9]*$ ]] || { echo "proxies-ab.sh: --waves '$waves' must be a positive whole number" >&2; exit 2; }
 IFS=, read -r -a labelled <<< "$arms${small:+,$small}"
 for a in "${labelled[@]}"; do
   case $a in
@@ -92,7 +96,8 @@ GPU_HOST_ROOT=$root SUITE_ROOT=${SUITE_ROOT:-$root} bash "$here/$chain" "$plan"
 gpu_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits | head -n 1)
 if [[ -n "$small" ]] && (( ${gpu_mib:-0} < 100000 )); then arms=$small; fi
 same=''; [[ -n "$rotate" ]] || same=', the same prompts every round'
-echo "GPU memory ${gpu_mib:-?} MiB: $name $arms at $conc, $rounds rounds$same, once $plan/go exists" | tee "$plan/ab-plan.txt"
+w=''; (( waves == 1 )) || w=" of $waves waves"
+echo "GPU memory ${gpu_mib:-?} MiB: $name $arms at $conc, $rounds rounds$w$same, once $plan/go exists" | tee "$plan/ab-plan.txt"
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
 # Each label the arms use: +t times the host's calls (HostTimer); +u also
 # unprices the DSL loop's stop (StepCostsOff: the loop never stops); +v
@@ -110,7 +115,7 @@ T="{$T}"
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$plan/go AB_WAIT_S=900 \
   bash "$here/ab-start.sh" "$name" -- --models "$M" --target smollm2-135m-x8b \
   --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts --concurrency "$conc" \
-  --max-tokens 256 --waves 1 --base-requests 8 ${rotate:+"$rotate"} --engine "$E" \
+  --max-tokens 256 --waves "$waves" --base-requests 8 ${rotate:+"$rotate"} --engine "$E" \
   --out abab.json --arms "$arms" --arm-options "$T" --rounds "$rounds" --warm-rounds 1 \
   --dsl-starts-alone > "$plan/ab-start-$name.log" 2>&1 || { cat "$plan/ab-start-$name.log" >&2; exit 1; }
 sleep "${SETTLE_S:-5}"
