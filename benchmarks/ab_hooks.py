@@ -44,9 +44,10 @@ calls the method on every worker once the engine is up, before any workload).
   narrower has no price. In session 62 the served width stayed at 3-4 drafts
   at 2-32 requests (it narrows only by exploration), and the arm was
   6.7-11.4% slower than SD K=2 where the priced engine tied or beat it: the
-  stop and the width it steers are not separable with this hook. ``StepCostsOffTimer`` has ``HostTimer``'s
-  methods too (``proxies-ab.sh``'s ``+u`` arms); ``LoopOffUnpricedTimer`` also
-  closes the device loops (``DeviceLoopOff``, ``+v`` arms).
+  stop and the width it steers are not separable with this hook.
+  ``StepCostsOffTimer`` has ``HostTimer``'s methods too (``proxies-ab.sh``'s
+  ``+u`` arms); ``LoopOffUnpricedTimer`` also closes the device loops
+  (``DeviceLoopOff``, ``+v`` arms).
 - ``HostClockOff.dsl_price_gpu_time_only``: since session 36 the MRV2 runner
   under async scheduling measures the host's time per engine step
   (``HostStepClock``) and the rule does not price the draft-step GPU time the

@@ -44,11 +44,11 @@ def _run_of(path: Path) -> tuple[str, dict]:
     m = NAME.match(path.name)
     if not m:
         _fail(f"{path} is not a verdict-<run>-dslN.json "
-                         "(ab-read.sh's name for a run's verdict)")
+              "(ab-read.sh's name for a run's verdict)")
     abab = path.parent / f"{m['run']}-abab.json.gz"
     if not abab.is_file():
         _fail(f"{abab} is missing: the run's abab.json.gz "
-                         f"must be beside {path.name} (ab-read.sh copies it)")
+              f"must be beside {path.name} (ab-read.sh copies it)")
     with gzip.open(abab, "rt") as f:
         return m["run"], json.load(f)
 
@@ -63,12 +63,17 @@ def rows_from(path: Path) -> list[dict]:
         point = points.get(row["concurrency"])
         if point is None:
             _fail(f"{path} has c={row['concurrency']}, "
-                             f"which {run}-abab.json.gz never measured")
+                  f"which {run}-abab.json.gz never measured")
         rounds = len(point["tpot_ms"].get(data["arms"][0]) or [])
         out.append({**row, "run": f"{path.parent.name}/{run}",
                     "prompts": "rotated" if data.get("rotate_prompts") else "same",
                     "requests": point["requests"], "rounds": rounds})
     return out
+
+
+def _num(x: float | str | None, scale: float = 1, fmt: str = ".3f") -> str:
+    """A row's number for the table, ``-`` where the run had none."""
+    return "-" if x is None or isinstance(x, str) else format(scale * x, fmt)
 
 
 def main(argv: list[str]) -> int:
@@ -84,10 +89,10 @@ def main(argv: list[str]) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(rows, indent=1) + "\n")
     for r in rows:
-        lo, hi = r["ci95"] or (float("nan"), float("nan"))
         print(f"{r['pair']:8} c={r['concurrency']:<3d} K={r['best_sd_k']} "
-              f"{r['ratio_dsl_vs_best_sd']:.3f} [{lo:.3f}, {hi:.3f}] "
-              f"noise {100 * r['noise']:.1f}% {r['prompts']:7} {r['rounds']:2d} rounds  {r['run']}")
+              f"{_num(r['ratio_dsl_vs_best_sd'])} [{', '.join(map(_num, r['ci95'] or ['-', '-']))}] "
+              f"noise {_num(r['noise'], 100, '.1f')}% {r['prompts']:7} {r['rounds']:2d} rounds  "
+              f"{r['run']}")
     print(f"wrote {args.out} ({len(rows)} rows)")
     return 0
 

@@ -78,3 +78,17 @@ def test_the_prompt_schedule_is_the_runs(tmp_path, rotate, says):
     out = tmp_path / "v.json"
     assert _join("--out", str(out), str(v)).returncode == 0
     assert json.loads(out.read_text())[0]["prompts"] == says
+
+
+def test_a_row_without_a_ratio_prints_a_dash(tmp_path):
+    """A verdict row whose DSL arm did not run at a point (verdict.py writes
+    null there) is kept, and its table line says '-' for what is missing."""
+    v = tmp_path / "verdict-s62q-dsl4.json"
+    rows = json.loads((S62 / "verdict-s62q-dsl4.json").read_text())
+    v.write_text(json.dumps([{**rows[0], "ratio_dsl_vs_best_sd": None, "ci95": None}]))
+    shutil.copy(S62 / "s62q-abab.json.gz", tmp_path / "s62q-abab.json.gz")
+    out = tmp_path / "v.json"
+    r = _join("--out", str(out), str(v))
+    assert r.returncode == 0, r.stderr
+    assert "K=2 - [-, -] noise 1.7% same" in r.stdout
+    assert json.loads(out.read_text())[0]["ratio_dsl_vs_best_sd"] is None
