@@ -7,6 +7,7 @@ bad arguments get one error naming the option."""
 from __future__ import annotations
 
 import gzip
+import json
 import subprocess
 import tarfile
 from pathlib import Path
@@ -87,7 +88,6 @@ def test_a_second_run_read_into_the_folder_leaves_the_firsts_files(tarballs, tmp
 def test_a_dsl_arm_named_with_its_label_is_read_as_it_is(tarballs, tmp_path):
     """--dsl dslN+L (a variant such as dsl4+u) is read under its own name
     against --label's SD arms; here dsl4+t, so it must read as dsl4 does."""
-    import json
     a, ab = tarballs
     dest = tmp_path / "out"
     r = _read(str(dest), str(a), str(ab), "--run", "s56p", "--dsl", "dsl4,dsl4+t")
@@ -105,7 +105,6 @@ def test_a_dsl_arm_named_with_its_label_is_read_as_it_is(tarballs, tmp_path):
 def test_the_pair_names_the_verdict_rows(tarballs, tmp_path):
     """--pair names the model pair in the verdict's rows (the small pair's
     runs are read with the same reader); the ratios are the run's."""
-    import json
     a, ab = tarballs
     dest = tmp_path / "out"
     r = _read(str(dest), str(a), str(ab), "--run", "s56p", "--pair", "small")

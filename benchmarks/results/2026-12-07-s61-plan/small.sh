@@ -10,20 +10,6 @@
 # (~170 s in session 58), then three engines start (~60 s each).
 set -euo pipefail
 [[ "${1:-}" != -h && "${1:-}" != --help ]] || { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//'; exit 0; }
-root=${GPU_HOST_ROOT:-/tmp/gpuhost} here=scripts/gpu-host
-[[ -f $root/env.sh ]] || { echo "small.sh: no staged root at $root: stage the bundle first (docs/gpu-host.md)" >&2; exit 2; }
-[[ -n "${OUT:-}" ]] || { echo "small.sh: OUT is not set: run it on the device" >&2; exit 2; }
-# shellcheck source=/dev/null
-source "$root/env.sh"
-GPU_HOST_ROOT=$root SMALL_DIR=/tmp/small bash "$here/small-start.sh"
-E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
-T='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
-GPU_HOST_ROOT=$root AB_TIMEOUT_S=900 AB_WAIT_FILE=/tmp/small/done AB_WAIT_S=600 \
-  bash "$here/ab-start.sh" s62s -- --models "$root/models" --target smollm2-135m \
-  --draft smollm2-l4-self --prompts .gpu-bundles/prompts --concurrency 1,8 \
-  --max-tokens 256 --waves 1 --base-requests 8 --engine "$E" \
-  --out abab.json --arms sd3+t,sd4+t,dsl4+t --arm-options "$T" --rounds 8 \
-  --warm-rounds 1 --dsl-starts-alone > /tmp/small/ab-start-s62s.log 2>&1 \
-  || { cat /tmp/small/ab-start-s62s.log >&2; exit 1; }
-tar czf "$OUT/small.tgz" -C /tmp small
-echo "started: the small pair's chain; queued on /tmp/small/done: s62s"
+# What this file wrote out in session 61 is scripts/gpu-host/small-ab.sh's
+# defaults (its test checks the A/B's arguments against this run's).
+exec bash scripts/gpu-host/small-ab.sh s62s
