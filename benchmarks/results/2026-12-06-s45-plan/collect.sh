@@ -16,7 +16,7 @@ set -uo pipefail
 T0=$(date +%s); W=${WAIT:-280}; R=${PLAN_DIR:-/tmp/s46}
 left() { echo $(( W - ($(date +%s) - T0) )); }
 state() {
-  echo "proxies: $(tr '\n' ' ' < /tmp/proxies/chain.log 2>/dev/null); suite rc: $(cat $R/suite.rc 2>/dev/null || echo running); kernels: $(cat $R/kernels.rc 2>/dev/null || echo -); intree: $(cat $R/intree.rc 2>/dev/null || echo -); go: $([[ -f $R/go ]] && echo yes || echo no)"
+  echo "proxies: $({ tr '\n' ' ' < /tmp/proxies/chain.log; } 2>/dev/null); suite rc: $(cat $R/suite.rc 2>/dev/null || { [[ -f $R/after.skipped ]] && echo "none run"; } || echo running); kernels: $(cat $R/kernels.rc 2>/dev/null || echo -); intree: $(cat $R/intree.rc 2>/dev/null || echo -); go: $([[ -f $R/go ]] && echo yes || echo no)"
 }
 if [[ ! -f $R/.suite-sent ]]; then
   while [[ ! -f $R/after.done ]] && (( $(left) > 5 )); do sleep 2; done
