@@ -99,19 +99,7 @@ same=''; [[ -n "$rotate" ]] || same=', the same prompts every round'
 w=''; (( waves == 1 )) || w=" of $waves waves"
 echo "GPU memory ${gpu_mib:-?} MiB: $name $arms at $conc, $rounds rounds$w$same, once $plan/go exists" | tee "$plan/ab-plan.txt"
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "jit_monitor_verbose": true, "cudagraph_metrics": true}'
-# Each label the arms use: +t times the host's calls (HostTimer); +u also
-# unprices the DSL loop's stop (StepCostsOff: the loop never stops); +v
-# also closes the device loops (DeviceLoopOff: host-launched draft steps).
-declare -A hook=(
-  [t]='{"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}'
-  [u]='{"engine": {"worker_extension_cls": "ab_hooks.StepCostsOffTimer"}, "rpc": ["dsl_unprice_draft_steps", "host_timer_on"], "probe": "host_timer_read"}'
-  [v]='{"engine": {"worker_extension_cls": "ab_hooks.LoopOffUnpricedTimer"}, "rpc": ["dsl_close_device_loops", "dsl_unprice_draft_steps", "host_timer_on"], "probe": "host_timer_read"}'
-)
-T=''
-for label in t u v; do
-  if [[ ",$arms," == *"+$label,"* ]]; then T+="${T:+, }\"$label\": ${hook[$label]}"; fi
-done
-T="{$T}"
+T=$(ab_arm_options "$arms")
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=1500 AB_WAIT_FILE=$plan/go AB_WAIT_S=900 \
   bash "$here/ab-start.sh" "$name" -- --models "$M" --target smollm2-135m-x8b \
   --draft smollm2-l16-self-x1b --prompts .gpu-bundles/prompts --concurrency "$conc" \

@@ -61,7 +61,7 @@ else
   chain="started: the small pair's chain"
 fi
 E='{"kv_cache_memory_bytes": 6442450944, "gpu_memory_utilization": 0.155, "max_num_seqs": 64, "cudagraph_metrics": true}'
-T='{"t": {"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}}'
+T=$(ab_arm_options "$arms")
 GPU_HOST_ROOT=$root AB_TIMEOUT_S=900 AB_WAIT_FILE=$small/done AB_WAIT_S=600 \
   bash "$here/ab-start.sh" "$name" -- --models "$root/models" --target smollm2-135m \
   --draft smollm2-l4-self --prompts .gpu-bundles/prompts --concurrency "$conc" \

@@ -303,6 +303,24 @@ start_chain_alone() {
   echo "$name: the chain started, no suite; go: $logs/go"
 }
 
+# ab_arm_options ARMS: abab.py's --arm-options JSON for the labels the
+# comma-separated ARMS use, one hook per label: +t times the host's calls
+# (ab_hooks.HostTimer); +u also unprices the DSL loop's stop (StepCostsOff:
+# the loop never stops); +v also closes the device loops (DeviceLoopOff:
+# host-launched draft steps). Each caller checks which labels it allows.
+ab_arm_options() {
+  local label out=''
+  local -A hook=(
+    [t]='{"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}'
+    [u]='{"engine": {"worker_extension_cls": "ab_hooks.StepCostsOffTimer"}, "rpc": ["dsl_unprice_draft_steps", "host_timer_on"], "probe": "host_timer_read"}'
+    [v]='{"engine": {"worker_extension_cls": "ab_hooks.LoopOffUnpricedTimer"}, "rpc": ["dsl_close_device_loops", "dsl_unprice_draft_steps", "host_timer_on"], "probe": "host_timer_read"}'
+  )
+  for label in t u v; do
+    if [[ ",$1," == *"+$label,"* ]]; then out+="${out:+, }\"$label\": ${hook[$label]}"; fi
+  done
+  echo "{$out}"
+}
+
 # unpack_ab_run TGZ DEST NAME: here, an A/B run's tarball as
 # scripts/gpu-host/ab-collect.sh returns it, laid into DEST as a results
 # folder keeps it: abab.json, abab.log, gpu.csv and top.log gzipped as
