@@ -25,14 +25,16 @@ import statistics as st
 
 def tenths(xs: list[float]) -> list[float]:
     n = len(xs)
-    return [st.median(xs[i * n // 10:(i + 1) * n // 10]) for i in range(10)]
+    return [st.median(xs[i * n // 10 : (i + 1) * n // 10]) for i in range(10)]
 
 
 def read(path: str, slow: float) -> None:
     with gzip.open(path) as f:
         run = json.load(f)
-    print(f"== {path}: {run.get('target')} + {run.get('draft')}, "
-          f"{run.get('rounds')} rounds, {run.get('waves')} wave(s) a round")
+    print(
+        f"== {path}: {run.get('target')} + {run.get('draft')}, "
+        f"{run.get('rounds')} rounds, {run.get('waves')} wave(s) a round"
+    )
     for point in run["points"]:
         c = point["concurrency"]
         med: dict[str, list[float]] = {}
@@ -40,34 +42,46 @@ def read(path: str, slow: float) -> None:
             med[arm] = [st.median(r["core_ms"]) for r in rounds]
             m = st.median(med[arm])
             tpot = point["tpot_ms"][arm]
-            print(f"c={c} {arm}: median step {m:.3f} ms; TPOT range "
-                  f"{100 * (max(tpot) - min(tpot)) / st.median(tpot):.1f}%, "
-                  f"median-step range "
-                  f"{100 * (max(med[arm]) - min(med[arm])) / m:.1f}%")
+            print(
+                f"c={c} {arm}: median step {m:.3f} ms; TPOT range "
+                f"{100 * (max(tpot) - min(tpot)) / st.median(tpot):.1f}%, "
+                f"median-step range "
+                f"{100 * (max(med[arm]) - min(med[arm])) / m:.1f}%"
+            )
             for i, r in enumerate(rounds):
                 flag = " slowed" if med[arm][i] > slow * m else ""
-                print(f"  r{i} median {med[arm][i]:.3f} tenths "
-                      + " ".join(f"{x:.2f}" for x in tenths(r["core_ms"]))
-                      + f"  TPOT {tpot[i]:.3f}{flag}")
+                print(
+                    f"  r{i} median {med[arm][i]:.3f} tenths "
+                    + " ".join(f"{x:.2f}" for x in tenths(r["core_ms"]))
+                    + f"  TPOT {tpot[i]:.3f}{flag}"
+                )
         tps = {a: point["tokens_per_step"][a] for a in med}
         sd = [a for a in med if a.startswith("sd")]
         dsl = [a for a in med if a.startswith("dsl")]
         for d in dsl:
             for b in sd:
-                per = [(mb / tb) / (md / td) for mb, tb, md, td
-                       in zip(med[b], tps[b], med[d], tps[d])]
+                per = [
+                    (mb / tb) / (md / td)
+                    for mb, tb, md, td in zip(med[b], tps[b], med[d], tps[d])
+                ]
                 tp = [x / y for x, y in zip(point["tpot_ms"][b], point["tpot_ms"][d])]
-                print(f"c={c} {b} / {d} per round at median pace: "
-                      + " ".join(f"{x:.3f}" for x in per)
-                      + f"; median {st.median(per):.3f}"
-                      + f" (TPOT's: median {st.median(tp):.3f}, mean {st.mean(tp):.3f})")
+                print(
+                    f"c={c} {b} / {d} per round at median pace: "
+                    + " ".join(f"{x:.3f}" for x in per)
+                    + f"; median {st.median(per):.3f}"
+                    + f" (TPOT's: median {st.median(tp):.3f}, mean {st.mean(tp):.3f})"
+                )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("runs", nargs="+", help="abab.json.gz files")
-    ap.add_argument("--slow", type=float, default=1.10,
-                    help="a round is slowed above this times the arm's median")
+    ap.add_argument(
+        "--slow",
+        type=float,
+        default=1.10,
+        help="a round is slowed above this times the arm's median",
+    )
     args = ap.parse_args()
     for path in args.runs:
         read(path, args.slow)

@@ -33,14 +33,22 @@ def main() -> None:
         for point in run.get("points", []):
             line = []
             for arm, rounds in (point.get("step_ms") or {}).items():
-                meds = [st.median(r["core_ms"]) for r in rounds
-                        if isinstance(r, dict) and r.get("core_ms")]
+                meds = [
+                    st.median(r["core_ms"])
+                    for r in rounds
+                    if isinstance(r, dict) and r.get("core_ms")
+                ]
                 if len(meds) < 3:
                     continue
                 m = st.median(meds)
                 slow = sum(x > 1.10 * m for x in meds)
-                kind = ("dsl" if arm.startswith("dsl")
-                        else "sd" if arm.startswith("sd") else "other")
+                kind = (
+                    "dsl"
+                    if arm.startswith("dsl")
+                    else "sd"
+                    if arm.startswith("sd")
+                    else "other"
+                )
                 t = totals.setdefault(kind, [0, 0])
                 t[0] += slow
                 t[1] += len(meds)
@@ -48,8 +56,10 @@ def main() -> None:
             if line:
                 name = os.path.relpath(path, os.path.join(here, ".."))
                 print(name, f"c={point['concurrency']}", " ".join(line))
-    print("slowed/rounds by arm kind:",
-          ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in sorted(totals.items())))
+    print(
+        "slowed/rounds by arm kind:",
+        ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in sorted(totals.items())),
+    )
 
 
 if __name__ == "__main__":
