@@ -34,7 +34,11 @@
 # scripts/keep-rows.sh, 1.7 MB compressed), they travel with every call and
 # proxies-start.sh / small-start.sh unpack them on the host.
 #
-#   --cap SIZE      largest chunk folder, e.g. 60MB (default), 64MiB, 50000000
+#   --cap SIZE      largest chunk folder, e.g. 60MB (default), 64MiB, 50000000; or
+#                   fit: the largest that fits in one device call beside this
+#                   checkout's tree (as scripts/gpu-host/call-size.sh counts it),
+#                   with CALL_MARGIN_BYTES to spare (default 1 MiB: about one
+#                   session's results, or the prompts carried with a chunk)
 #   --out DIR       where the chunk folders go (default: .gpu-bundles, git-ignored)
 #   --code-only     only the vllm/ python package, into OUT/c1...
 #   --with-model    add the model GGUF          --with-train   add the distillation text
@@ -46,7 +50,8 @@
 # Env: VLLM_DIR, DSL_CACHE (downloads; kernels are compressed once into
 # DSL_CACHE/offline), KEPT_DRAFTS (default DSL_CACHE/kept-drafts), DRAFT_RECORDS
 # (default benchmarks/gpu-drafts),
-# PYTHON (a python3 >= 3.11 for packing; default python3).
+# PYTHON (a python3 >= 3.11 for packing; default python3), CALL_LIMIT_BYTES (a device
+# call's limit, default 67108864) and CALL_MARGIN_BYTES (default 1048576) for --cap fit.
 source "$(dirname "$0")/lib/common.sh"
 handle_help "$@"
 cap=60MB out=$ROOT/.gpu-bundles kind=full model=0 train=0 drafts=0 fixtures=0 kernels=()
@@ -68,6 +73,11 @@ while [[ $# -gt 0 ]]; do
 done
 PY=${PYTHON:-python3}
 OB="$ROOT/scripts/lib/offline_bundle.py"
+if [[ "$cap" == fit ]]; then
+  cap=$(cd "$ROOT" && "$PY" "$ROOT/scripts/lib/call_size.py" fit-cap \
+    "${CALL_LIMIT_BYTES:-67108864}" "${CALL_MARGIN_BYTES:-1048576}") || exit 1
+  log "--cap fit: $cap bytes a chunk (a device call less this checkout's tree as sent, less ${CALL_MARGIN_BYTES:-1048576} to spare)"
+fi
 "$PY" "$OB" size "$cap" >/dev/null || exit 1
 load_lock cuda
 require_vllm_repo

@@ -1,7 +1,9 @@
 """scripts/gpu-host/call-size.sh on CPU: the bytes a device call would send
 (the checkout's tracked files that exist and its untracked-not-ignored files,
 plus each carried path) against the 64 MiB limit, counted as a tar archive
-counts them (a 512-byte header per file and folder, contents padded to 512)."""
+counts them (a 512-byte header per file and folder, contents padded to 512);
+and scripts/lib/call_size.py fit-cap, the chunk that fits beside the tree
+(scripts/pack-offline.sh --cap fit)."""
 
 import os
 import shutil
@@ -20,6 +22,7 @@ def _project(tmp_path: Path) -> Path:
     (proj / "scripts" / "lib").mkdir()
     shutil.copy(ROOT / "scripts/gpu-host/call-size.sh", proj / "scripts/gpu-host/")
     shutil.copy(ROOT / "scripts/lib/common.sh", proj / "scripts/lib/")
+    shutil.copy(ROOT / "scripts/lib/call_size.py", proj / "scripts/lib/")
     (proj / ".gitignore").write_text(".gpu-bundles/\nnested/\n")
     (proj / "tracked.bin").write_bytes(b"t" * 1000)
     (proj / "gone.bin").write_bytes(b"g" * 700)
@@ -93,6 +96,35 @@ def test_a_missing_carry_path_is_named(tmp_path):
     r = _run(proj, ".gpu-bundles/b9")
     assert r.returncode == 1
     assert "carry path '.gpu-bundles/b9' does not exist" in r.stderr
+
+
+def _fit_cap(proj: Path, *args: str):
+    return subprocess.run(["python3", str(proj / "scripts/lib/call_size.py"),
+                           "fit-cap", *args],
+                          cwd=proj, capture_output=True, text=True)
+
+
+def test_fit_cap_is_the_limit_less_the_tree_and_the_margin(tmp_path):
+    proj = _project(tmp_path)
+    _, tree_sent = _tree_bytes(proj)
+    r = _fit_cap(proj, str(tree_sent + 5000 + 1234), "1234")
+    assert r.returncode == 0, r.stderr
+    assert r.stdout == "5000\n"
+    # what it carries or ignores is not the tree's: b1 (ignored) and the
+    # nested repository's files are left out, as call-size.sh leaves them
+    assert _run(proj, ".gpu-bundles/b1",
+                limit=tree_sent + B1_SENT).returncode == 0
+
+
+def test_fit_cap_with_no_room_fails_and_says_why(tmp_path):
+    proj = _project(tmp_path)
+    _, tree_sent = _tree_bytes(proj)
+    r = _fit_cap(proj, str(tree_sent + 100), "100")
+    assert r.returncode == 1 and r.stdout == ""
+    assert f"the tree alone is {tree_sent:,} bytes as sent" in r.stderr
+    assert "leaves no room for a chunk" in r.stderr
+    r = _fit_cap(proj, "64MiB", "0")
+    assert r.returncode == 2 and "LIMIT '64MiB' is not a number of bytes" in r.stderr
 
 
 def test_help():

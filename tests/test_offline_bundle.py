@@ -14,6 +14,7 @@ import json
 import lzma
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -454,7 +455,7 @@ def git_tree(tmp_path: Path, marker: str) -> Path:
     return tree
 
 
-def pack_code(tree: Path, out: Path, tmp_path: Path, cap: int = CAP,
+def pack_code(tree: Path, out: Path, tmp_path: Path, cap: int | str = CAP,
               check: bool = True, **env):
     return run(
         "bash",
@@ -498,6 +499,26 @@ def test_code_only_bundle_keeps_wheels_and_kernels(full, inputs, tmp_path):
     # ... unless asked to
     install(root, *chunks(full), "--reapply")
     check_installed(root, inputs, marker="original")
+
+
+def test_cap_fit_packs_what_fits_beside_the_tree(tmp_path):
+    """--cap fit: a device call's limit less this checkout's tree as sent
+    (call-size.sh's count), less CALL_MARGIN_BYTES; with no room, one error."""
+    counted = run("bash", ROOT / "scripts" / "gpu-host" / "call-size.sh").stdout
+    tree_sent = int(re.search(r"\(([\d,]+) as sent\)", counted).group(1).replace(",", ""))
+    tree = git_tree(tmp_path, "fit")
+    (tree / "vllm" / "big.bin").write_bytes(os.urandom(2_500_000))
+    out = tmp_path / "bundles"
+    r = pack_code(tree, out, tmp_path, cap="fit",
+                  CALL_LIMIT_BYTES=str(tree_sent + 4096 + 2_000_000),
+                  CALL_MARGIN_BYTES="4096")
+    assert "--cap fit: 2000000 bytes a chunk" in r.stdout + r.stderr
+    cs = chunks(out, "c")
+    assert len(cs) == 2 and all(folder_bytes(c) <= 2_000_000 for c in cs)
+    r = pack_code(tree, tmp_path / "none", tmp_path, cap="fit", check=False,
+                  CALL_LIMIT_BYTES=str(tree_sent + 4096), CALL_MARGIN_BYTES="4096")
+    assert r.returncode == 1 and "leaves no room for a chunk" in r.stderr
+    assert not (tmp_path / "none").exists()
 
 
 def test_code_only_bundle_alone_imports(tmp_path):

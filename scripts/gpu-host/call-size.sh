@@ -15,6 +15,9 @@
 # do. The tracked tree grows with every session's committed results, so a
 # chunk packed to fit beside it once may not fit later (docs/gpu-host.md).
 #
+# The counting is scripts/lib/call_size.py's, which scripts/pack-offline.sh
+# --cap fit uses too.
+#
 # Environment: CALL_LIMIT_BYTES (default 67108864).
 set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
@@ -26,55 +29,4 @@ cd "$ROOT"
 for path in "$@"; do
   [[ -e "$path" ]] || die "carry path '$path' does not exist here (paths are relative to $ROOT)"
 done
-git ls-files -z --cached --others --exclude-standard \
-  | python3 -c '
-import os, sys
-limit = int(sys.argv[1])
-dirs = set()
-
-
-def sent(size):
-    return 512 + -(-size // 512) * 512
-
-
-def parents(path):
-    d = os.path.dirname(path)
-    while d and d not in dirs:
-        dirs.add(d)
-        d = os.path.dirname(d)
-
-
-names = [n.decode() for n in sys.stdin.buffer.read().split(b"\0") if n]
-tree = tree_sent = 0
-for n in names:
-    if os.path.lexists(n):
-        size = os.lstat(n).st_size
-        tree += size
-        tree_sent += sent(size)
-        parents(n)
-tree_sent += 512 * len(dirs)
-total = tree_sent
-print(f"tree (tracked and untracked-not-ignored files): {tree:,} bytes ({tree_sent:,} as sent)")
-for path in sys.argv[2:]:
-    size = size_sent = 0
-    before = len(dirs)
-    parents(path)
-    if os.path.isdir(path) and not os.path.islink(path):
-        for d, _, files in os.walk(path):
-            dirs.add(d)
-            for f in files:
-                n = os.lstat(os.path.join(d, f)).st_size
-                size += n
-                size_sent += sent(n)
-    else:
-        size = os.lstat(path).st_size
-        size_sent = sent(size)
-    size_sent += 512 * (len(dirs) - before)
-    total += size_sent
-    print(f"carry {path}: {size:,} bytes ({size_sent:,} as sent)")
-print(f"total {total:,} of {limit:,} bytes as sent ({limit - total:,} left)")
-if total > limit:
-    print(f"call-size.sh: {total - limit:,} bytes over the limit: carry less with this "
-          "call or pack the chunks with a lower --cap (scripts/pack-offline.sh)", file=sys.stderr)
-    sys.exit(1)
-' "$limit" "$@"
+python3 "$ROOT/scripts/lib/call_size.py" count "$limit" "$@"
