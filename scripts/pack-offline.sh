@@ -74,9 +74,10 @@ done
 PY=${PYTHON:-python3}
 OB="$ROOT/scripts/lib/offline_bundle.py"
 if [[ "$cap" == fit ]]; then
-  cap=$(cd "$ROOT" && "$PY" "$ROOT/scripts/lib/call_size.py" fit-cap \
-    "${CALL_LIMIT_BYTES:-67108864}" "${CALL_MARGIN_BYTES:-1048576}") || exit 1
-  log "--cap fit: $cap bytes a chunk (a device call less this checkout's tree as sent, less ${CALL_MARGIN_BYTES:-1048576} to spare)"
+  limit=$(env_bytes CALL_LIMIT_BYTES "$CALL_LIMIT_DEFAULT") || exit 1
+  margin=$(env_bytes CALL_MARGIN_BYTES 1048576) || exit 1
+  cap=$(cd "$ROOT" && "$PY" "$ROOT/scripts/lib/call_size.py" fit-cap "$limit" "$margin") || exit 1
+  log "--cap fit: $cap bytes a chunk (a device call less this checkout's tree as sent, less $margin to spare)"
 fi
 "$PY" "$OB" size "$cap" >/dev/null || exit 1
 load_lock cuda

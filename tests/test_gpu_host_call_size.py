@@ -91,6 +91,15 @@ def test_a_call_over_the_limit_fails_and_says_what_to_do(tmp_path):
     assert "--cap" in r.stderr
 
 
+def test_a_limit_that_is_no_number_is_named(tmp_path):
+    proj = _project(tmp_path)
+    env = {**os.environ, "CALL_LIMIT_BYTES": "64MiB"}
+    r = subprocess.run(["bash", str(proj / "scripts/gpu-host/call-size.sh")],
+                       cwd=proj, env=env, capture_output=True, text=True)
+    assert r.returncode == 1 and r.stdout == ""
+    assert "CALL_LIMIT_BYTES '64MiB' is not a number of bytes" in r.stderr
+
+
 def test_a_missing_carry_path_is_named(tmp_path):
     proj = _project(tmp_path)
     r = _run(proj, ".gpu-bundles/b9")

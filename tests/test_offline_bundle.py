@@ -519,6 +519,10 @@ def test_cap_fit_packs_what_fits_beside_the_tree(tmp_path):
                   CALL_LIMIT_BYTES=str(tree_sent + 4096), CALL_MARGIN_BYTES="4096")
     assert r.returncode == 1 and "leaves no room for a chunk" in r.stderr
     assert not (tmp_path / "none").exists()
+    r = pack_code(tree, tmp_path / "none", tmp_path, cap="fit", check=False,
+                  CALL_MARGIN_BYTES="1MiB")
+    assert r.returncode == 1
+    assert "CALL_MARGIN_BYTES '1MiB' is not a number of bytes" in r.stderr
 
 
 def test_code_only_bundle_alone_imports(tmp_path):

@@ -23,8 +23,7 @@ set -euo pipefail
 # shellcheck source=scripts/lib/common.sh
 source "$(dirname "${BASH_SOURCE[0]}")/../lib/common.sh"
 handle_help "$@"
-limit=${CALL_LIMIT_BYTES:-67108864}
-[[ "$limit" =~ ^[0-9]+$ ]] || die "CALL_LIMIT_BYTES '$limit' is not a number of bytes"
+limit=$(env_bytes CALL_LIMIT_BYTES "$CALL_LIMIT_DEFAULT")
 cd "$ROOT"
 for path in "$@"; do
   [[ -e "$path" ]] || die "carry path '$path' does not exist here (paths are relative to $ROOT)"

@@ -303,6 +303,17 @@ start_chain_alone() {
   echo "$name: the chain started, no suite; go: $logs/go"
 }
 
+# env_bytes NAME DEFAULT: the environment's NAME (DEFAULT where unset), a
+# number of bytes; one error naming NAME otherwise. The device call's limit
+# (CALL_LIMIT_BYTES, 64 MiB) is read this way by call-size.sh and
+# pack-offline.sh --cap fit.
+CALL_LIMIT_DEFAULT=67108864
+env_bytes() {
+  local v=${!1:-$2}
+  [[ "$v" =~ ^[0-9]+$ ]] || die "$1 '$v' is not a number of bytes"
+  echo "$v"
+}
+
 # ab_arm_options ARMS: abab.py's --arm-options JSON for the labels the
 # comma-separated ARMS use, one hook per label: +t times the host's calls
 # (ab_hooks.HostTimer); +u also unprices the DSL loop's stop (StepCostsOff:

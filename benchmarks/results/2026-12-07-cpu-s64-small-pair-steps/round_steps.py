@@ -28,6 +28,16 @@ def tenths(xs: list[float]) -> list[float]:
     return [st.median(xs[i * n // 10 : (i + 1) * n // 10]) for i in range(10)]
 
 
+SLOW = 1.10
+
+
+def slowed(medians: list[float], slow: float = SLOW) -> list[bool]:
+    """Per round: whether its median step is over ``slow`` times the
+    median of the rounds' medians (the arm's median step)."""
+    m = st.median(medians)
+    return [x > slow * m for x in medians]
+
+
 def read(path: str, slow: float) -> None:
     with gzip.open(path) as f:
         run = json.load(f)
@@ -48,8 +58,9 @@ def read(path: str, slow: float) -> None:
                 f"median-step range "
                 f"{100 * (max(med[arm]) - min(med[arm])) / m:.1f}%"
             )
+            flags = slowed(med[arm], slow)
             for i, r in enumerate(rounds):
-                flag = " slowed" if med[arm][i] > slow * m else ""
+                flag = " slowed" if flags[i] else ""
                 print(
                     f"  r{i} median {med[arm][i]:.3f} tenths "
                     + " ".join(f"{x:.2f}" for x in tenths(r["core_ms"]))
@@ -79,7 +90,7 @@ def main() -> None:
     ap.add_argument(
         "--slow",
         type=float,
-        default=1.10,
+        default=SLOW,
         help="a round is slowed above this times the arm's median",
     )
     args = ap.parse_args()

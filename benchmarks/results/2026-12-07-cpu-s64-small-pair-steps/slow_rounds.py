@@ -3,7 +3,7 @@
     python slow_rounds.py smollm2-135m > slow-rounds.txt
 
 A round is slowed where its median engine-core step (``core_ms``) is over
-1.10x the arm's median over that point's rounds. Prints each run's point
+1.10x the arm's median over that point's rounds (``round_steps.slowed``). Prints each run's point
 with ``arm:slowed/rounds`` and, last, the totals by arm kind (sd, dsl,
 other).
 """
@@ -16,6 +16,8 @@ import json
 import os
 import statistics as st
 import sys
+
+from round_steps import slowed
 
 
 def main() -> None:
@@ -40,8 +42,7 @@ def main() -> None:
                 ]
                 if len(meds) < 3:
                     continue
-                m = st.median(meds)
-                slow = sum(x > 1.10 * m for x in meds)
+                slow = sum(slowed(meds))
                 kind = (
                     "dsl"
                     if arm.startswith("dsl")
