@@ -87,6 +87,20 @@ calls the method on every worker once the engine is up, before any workload).
   ends that exploration (class-wide), for an arm that measures what it costs
   (session 50: DSL at cap 4 ran 0.992x DSL at a fixed width of 2 at 64
   requests on one H100, 11.5% of its full-batch steps off that width).
+- ``ServedForgetsOneRequestOnly.dsl_served_forgets_one_request_only``: the
+  served width rule forgets a batch size's evidence where what its requests
+  get a step at its width drifts by more than ``_SHIFT`` from what the width
+  was chosen for, and starts again from a borrowed width with its paired
+  windows cleared. In session 65's A/B (one H100, cap 8, one wave a round)
+  the batch sizes of 32 and 64 forgot 9 times in one minute: a wave's
+  requests start together and get more tokens a step late in their lives,
+  so they stayed at 3 drafts with no comparison finished, where SD K=2 was
+  1.6-6.7% cheaper a token. This lets only the batch size of one forget (the
+  case the rule was written for), class-wide as ``ServedKeepsWidth``; False
+  where no calling engine core has the rule, as
+  ``ServedExploresUntilCompared``. The A/B against the series at cap 8 asks
+  whether the forgets are what keeps it at 3.
+  ``ServedForgetsOneRequestOnlyTimer`` has ``HostTimer``'s methods too.
 - ``KnownDraftsOff.dsl_known_drafts_off``: with
   patches 0038-0039 the speculator claims, before a
   loop whose every step the host hides, that every row drafts its K, and
@@ -523,6 +537,32 @@ class ServedExploresUntilCompared:
         return True
 
 
+class ServedForgetsOneRequestOnly:
+    def dsl_served_forgets_one_request_only(self) -> bool:
+        """True once the engine core's served width rule lets only the batch
+        size of one request forget its evidence (larger batch sizes keep
+        their width, windows and reference when what their requests get a
+        step drifts); False if it already does, or where no engine core
+        whose scheduler has a served width controller calls it (see
+        ``ServedExploresUntilCompared``)."""
+        from vllm.v1.spec_decode.dynamic import served_width
+
+        cls = served_width.ServedWidthController
+        if getattr(cls._forget, "_one_request_only", False):
+            return False
+        if not _engine_core_has(cls):
+            return False
+        forget = cls._forget
+
+        def forget_one_request_only(controller, size, shift):
+            if size.rows == 1:
+                forget(controller, size, shift)
+
+        forget_one_request_only._one_request_only = True  # type: ignore[attr-defined]
+        cls._forget = forget_one_request_only
+        return True
+
+
 def _engine_core_has(controller_cls: type) -> bool:
     """Whether a method of an ``EngineCore`` runs on a stack of this process
     (any thread's, the caller's among them: the engine core serves the rpc
@@ -618,6 +658,11 @@ class GraphLaunchesOffTimer(GraphLaunchesOff, HostTimer):
 
 class ServedKeepsWidthTimer(ServedKeepsWidth, HostTimer):
     """Both, for one arm: ``"rpc": ["dsl_served_keeps_width", "host_timer_on"]``."""
+
+
+class ServedForgetsOneRequestOnlyTimer(ServedForgetsOneRequestOnly, HostTimer):
+    """Both, for one arm: ``"rpc": ["dsl_served_forgets_one_request_only",
+    "host_timer_on"]`` (``proxies-ab.sh``'s ``+f`` arms)."""
 
 
 class ServedNarrowsOnTokensTimer(ServedNarrowsOnTokens, HostTimer):

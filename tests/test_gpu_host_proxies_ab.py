@@ -173,6 +173,25 @@ def test_a_u_arm_runs_its_dsl_engine_with_the_stop_unpriced(checkout, tmp_path):
         assert callable(getattr(ab_hooks.LoopOffUnpricedTimer, method)), method
 
 
+def test_an_f_arm_lets_only_one_requests_batch_size_forget(checkout, tmp_path):
+    """+f: the same DSL engine with ServedForgetsOneRequestOnly, host timed
+    as +t's; the options name methods the hook class has."""
+    r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms",
+             "sd2+t,dsl8+t,dsl8+f", "--concurrency", "32,64", mib=81559)
+    assert r.returncode == 0, r.stderr
+    options = _arm_options((tmp_path / "record" / "seen").read_text().splitlines()[2])
+    assert set(options) == {"t", "f"}
+    assert options["f"] == {
+        "engine": {"worker_extension_cls": "ab_hooks.ServedForgetsOneRequestOnlyTimer"},
+        "rpc": ["dsl_served_forgets_one_request_only", "host_timer_on"],
+        "probe": "host_timer_read"}
+    spec = importlib.util.spec_from_file_location("ab_hooks", ROOT / "benchmarks" / "ab_hooks.py")
+    ab_hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab_hooks)
+    for method in options["f"]["rpc"] + [options["f"]["probe"]]:
+        assert callable(getattr(ab_hooks.ServedForgetsOneRequestOnlyTimer, method)), method
+
+
 def test_without_arms_small_every_gpu_runs_the_arms(checkout, tmp_path):
     r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms", "sd2+t,dsl4+t",
              "--rounds", "4", "--concurrency", "8", mib=81559)
@@ -207,8 +226,9 @@ def test_a_failed_ab_start_fails_with_its_log(checkout, tmp_path):
     (["s57p", "/x", "--arms", "sd2", "--cap", "8"], "unknown option --cap"),
     (["s5 7", "/x", "--arms", "sd2"], "must be letters, digits"),
     (["s57p"], "NAME and PLAN_DIR are needed"),
-    (["s57p", "/x", "--arms", "sd2+t,sd2+u"], "arm 'sd2+u': +u and +v change a DSL loop"),
-    (["s57p", "/x", "--arms", "target+v"], "arm 'target+v': +u and +v change a DSL loop"),
+    (["s57p", "/x", "--arms", "sd2+t,sd2+u"], "arm 'sd2+u': +u, +v and +f change a DSL"),
+    (["s57p", "/x", "--arms", "target+v"], "arm 'target+v': +u, +v and +f change a DSL"),
+    (["s57p", "/x", "--arms", "sd2+f"], "arm 'sd2+f': +u, +v and +f change a DSL"),
     (["s57p", "/x", "--arms", "sd2+t", "--arms-small", "dsl4"], "arm 'dsl4' needs a label"),
 ])
 def test_bad_arguments_are_named_and_nothing_starts(checkout, tmp_path, args, says):

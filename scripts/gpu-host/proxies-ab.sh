@@ -27,7 +27,10 @@
 #                      stops, and the served width, with no stopped steps to
 #                      price a draft step from, stays near the cap: 3-4 drafts
 #                      at 2-32 in session 62), +v also closes its device loops
-#                      (host-launched draft steps); e.g. sd2+t,dsl4+t,dsl4+u
+#                      (host-launched draft steps), +f lets only the served
+#                      width's batch size of one forget its evidence
+#                      (ab_hooks.ServedForgetsOneRequestOnly, with the host
+#                      timer); e.g. sd2+t,dsl4+t,dsl4+u
 #                      (required)
 #   --arms-small ARMS  the arms instead where the GPU has < 100,000 MiB (a
 #                      proxies engine takes ~22 GiB: an H200 holds five, an
@@ -77,9 +80,9 @@ IFS=, read -r -a labelled <<< "$arms${small:+,$small}"
 for a in "${labelled[@]}"; do
   case $a in
     *+t) ;;
-    dsl[0-9]*+[uv]) ;;
-    *+[uv]) echo "proxies-ab.sh: arm '$a': +u and +v change a DSL loop, so they take a dslN arm" >&2; exit 2 ;;
-    *) echo "proxies-ab.sh: arm '$a' needs a label: +t (host timer) or, on a dslN arm, +u (its stop unpriced) or +v (unpriced, no device loop)" >&2; exit 2 ;;
+    dsl[0-9]*+[uvf]) ;;
+    *+[uvf]) echo "proxies-ab.sh: arm '$a': +u, +v and +f change a DSL engine, so they take a dslN arm" >&2; exit 2 ;;
+    *) echo "proxies-ab.sh: arm '$a' needs a label: +t (host timer) or, on a dslN arm, +u (its stop unpriced), +v (unpriced, no device loop) or +f (only one request's batch size forgets)" >&2; exit 2 ;;
   esac
 done
 [[ -d .gpu-bundles/prompts ]] || { echo "proxies-ab.sh: no .gpu-bundles/prompts: carry it with the last chunk" >&2; exit 2; }

@@ -318,15 +318,18 @@ env_bytes() {
 # comma-separated ARMS use, one hook per label: +t times the host's calls
 # (ab_hooks.HostTimer); +u also unprices the DSL loop's stop (StepCostsOff:
 # the loop never stops); +v also closes the device loops (DeviceLoopOff:
-# host-launched draft steps). Each caller checks which labels it allows.
+# host-launched draft steps); +f lets only the served width's batch size of
+# one request forget its evidence (ServedForgetsOneRequestOnly). Each caller
+# checks which labels it allows.
 ab_arm_options() {
   local label out=''
   local -A hook=(
     [t]='{"engine": {"worker_extension_cls": "ab_hooks.HostTimer"}, "rpc": "host_timer_on", "probe": "host_timer_read"}'
     [u]='{"engine": {"worker_extension_cls": "ab_hooks.StepCostsOffTimer"}, "rpc": ["dsl_unprice_draft_steps", "host_timer_on"], "probe": "host_timer_read"}'
     [v]='{"engine": {"worker_extension_cls": "ab_hooks.LoopOffUnpricedTimer"}, "rpc": ["dsl_close_device_loops", "dsl_unprice_draft_steps", "host_timer_on"], "probe": "host_timer_read"}'
+    [f]='{"engine": {"worker_extension_cls": "ab_hooks.ServedForgetsOneRequestOnlyTimer"}, "rpc": ["dsl_served_forgets_one_request_only", "host_timer_on"], "probe": "host_timer_read"}'
   )
-  for label in t u v; do
+  for label in t u v f; do
     if [[ ",$1," == *"+$label,"* ]]; then out+="${out:+, }\"$label\": ${hook[$label]}"; fi
   done
   echo "{$out}"

@@ -2227,10 +2227,10 @@ def test_served_explores_until_compared_ends_the_slow_exploration(hook, monkeypa
         assert {1, 3} <= set(tail) and tail.count(2) / len(tail) > 0.9
 
 
-def _core_with(controller):
+def _core_with(controller, method="dsl_served_explores_until_compared"):
     """vLLM's ``EngineCore`` (its class, not started) whose scheduler holds
-    ``controller``, and whose ``rpc`` calls a worker method on its own stack,
-    as the engine core serves ``collective_rpc`` on one GPU."""
+    ``controller``, and whose ``rpc`` calls the worker's ``method`` on its own
+    stack, as the engine core serves ``collective_rpc`` on one GPU."""
     from vllm.v1.engine.core import EngineCore
 
     class Core(EngineCore):
@@ -2238,9 +2238,68 @@ def _core_with(controller):
             self.scheduler = types.SimpleNamespace(draft_width_controller=controller)
 
         def rpc(self, worker):
-            return worker.dsl_served_explores_until_compared()
+            return getattr(worker, method)()
 
     return Core()
+
+
+@pytest.mark.parametrize("hook", [False, True])
+def test_served_forgets_one_request_only_keeps_larger_batch_sizes_evidence(
+        hook, monkeypatch):
+    """vLLM's real served width rule, cap 4, width 2 the cheapest a token:
+    8 requests walk down to 2, then what a request gets a step grows by 60%.
+    As the series ships, the batch size of 8 forgets its evidence and
+    explores both neighbours again; with the hook it keeps its width and
+    explores only one block in ``_EXPLORE_SLOW``. One request at a time still
+    forgets on the same change with the hook (the case the rule was written
+    for)."""
+    import ab_hooks
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    monkeypatch.setattr(served_width.ServedWidthController, "_forget",
+                        served_width.ServedWidthController._forget)
+    lines = []
+    monkeypatch.setattr(served_width.logger, "info",
+                        lambda msg, *args: lines.append(msg % args))
+    clock = [0.0]
+    controller = served_width.ServedWidthController([1, 8], 8, 4, clock=lambda: clock[0])
+    if hook:
+        core = _core_with(controller, "dsl_served_forgets_one_request_only")
+        worker = ab_hooks.ServedForgetsOneRequestOnly()
+        assert core.rpc(worker) is True
+        assert core.rpc(worker) is False  # not twice
+        assert issubclass(ab_hooks.ServedForgetsOneRequestOnlyTimer, ab_hooks.HostTimer)
+    costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
+    _serve_width(controller, clock, 6000, costs, lambda w: 1.0 + 0.3 * w)
+    assert controller.widths()[8] == 2
+    assert not any("choosing again" in line for line in lines), lines
+    placed = _serve_width(controller, clock, 400, costs, lambda w: 1.6 * (1.0 + 0.3 * w),
+                          seed=1)
+    forgot = [line for line in lines if "batches of up to 8 get" in line]
+    if hook:
+        assert forgot == [] and controller.widths()[8] == 2
+        assert placed.count(2) / len(placed) > 0.9
+    else:
+        assert forgot and {1, 3} <= set(placed[-200:])
+    _serve_width(controller, clock, 6000, costs, lambda w: 1.0 + 0.3 * w, num_reqs=1)
+    assert controller.widths()[1] < 4
+    _serve_width(controller, clock, 2000, costs, lambda w: 1.6 * (1.0 + 0.3 * w),
+                 seed=2, num_reqs=1)
+    assert any("batches of up to 1 get" in line for line in lines), lines
+
+
+def test_served_forgets_one_request_only_refuses_where_no_engine_core_calls():
+    """Called where no engine core with a served width controller is on the
+    stack (a worker apart from the scheduler), the hook says False, which
+    stops the A/B, and changes nothing."""
+    import ab_hooks
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    before = served_width.ServedWidthController._forget
+    assert ab_hooks.ServedForgetsOneRequestOnly().dsl_served_forgets_one_request_only() is False
+    assert served_width.ServedWidthController._forget is before
 
 
 def test_served_explores_until_compared_finds_the_controller_in_a_frozen_heap(
