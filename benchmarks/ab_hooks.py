@@ -92,9 +92,9 @@ calls the method on every worker once the engine is up, before any workload).
   get a step at its width drifts by more than ``_SHIFT`` from what the width
   was chosen for, and starts again from a borrowed width with its paired
   windows cleared. In session 65's A/B (one H100, cap 8, one wave a round)
-  the batch sizes of 32 and 64 forgot 9 times in one minute: a wave's
-  requests start together and get more tokens a step late in their lives,
-  so they stayed at 3 drafts with no comparison finished, where SD K=2 was
+  the batch sizes of 32 and 64 forgot 9 times in one minute, on 24-29% more
+  tokens a step (likely a wave's requests, started together, getting more
+  late in their lives), and stayed at 3 drafts with no comparison finished, where SD K=2 was
   1.6-6.7% cheaper a token. This lets only the batch size of one forget (the
   case the rule was written for), class-wide as ``ServedKeepsWidth``; False
   where no calling engine core has the rule, as
