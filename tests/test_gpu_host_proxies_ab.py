@@ -133,6 +133,17 @@ def _arm_options(ab: str) -> dict:
     return json.loads(ab.split(" --arm-options ", 1)[1].split(" --rounds ", 1)[0])
 
 
+def _assert_hook_answers(option: dict, cls_name: str) -> None:
+    """The arm's worker extension is ``ab_hooks.<cls_name>`` and has every
+    method its ``rpc`` and ``probe`` name."""
+    assert option["engine"]["worker_extension_cls"] == f"ab_hooks.{cls_name}"
+    spec = importlib.util.spec_from_file_location("ab_hooks", ROOT / "benchmarks" / "ab_hooks.py")
+    ab_hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ab_hooks)
+    for method in option["rpc"] + [option["probe"]]:
+        assert callable(getattr(getattr(ab_hooks, cls_name), method)), method
+
+
 def test_a_u_arm_runs_its_dsl_engine_with_the_stop_unpriced(checkout, tmp_path):
     """+u: the same DSL engine with StepCostsOff (the loop never stops), its
     host timed as +t's; only the labels the arms use get options (abab.py
@@ -147,11 +158,7 @@ def test_a_u_arm_runs_its_dsl_engine_with_the_stop_unpriced(checkout, tmp_path):
         "engine": {"worker_extension_cls": "ab_hooks.StepCostsOffTimer"},
         "rpc": ["dsl_unprice_draft_steps", "host_timer_on"],
         "probe": "host_timer_read"}
-    spec = importlib.util.spec_from_file_location("ab_hooks", ROOT / "benchmarks" / "ab_hooks.py")
-    ab_hooks = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ab_hooks)
-    for method in options["u"]["rpc"] + [options["u"]["probe"]]:
-        assert callable(getattr(ab_hooks.StepCostsOffTimer, method)), method
+    _assert_hook_answers(options["u"], "StepCostsOffTimer")
     (tmp_path / "record" / "seen").unlink()
     r = _run(checkout, tmp_path, *_args(tmp_path), mib=81559)
     assert r.returncode == 0, r.stderr
@@ -167,10 +174,8 @@ def test_a_u_arm_runs_its_dsl_engine_with_the_stop_unpriced(checkout, tmp_path):
              "sd2+t,dsl4+t,dsl4+u,dsl4+v", "--arms-small", "sd2+t,dsl4+t,dsl4+u")
     assert r.returncode == 0, r.stderr
     v = _arm_options((tmp_path / "record" / "seen").read_text().splitlines()[2])["v"]
-    assert v["engine"]["worker_extension_cls"] == "ab_hooks.LoopOffUnpricedTimer"
     assert v["rpc"] == ["dsl_close_device_loops", "dsl_unprice_draft_steps", "host_timer_on"]
-    for method in v["rpc"] + [v["probe"]]:
-        assert callable(getattr(ab_hooks.LoopOffUnpricedTimer, method)), method
+    _assert_hook_answers(v, "LoopOffUnpricedTimer")
 
 
 def test_an_f_arm_lets_only_one_requests_batch_size_forget(checkout, tmp_path):
@@ -185,11 +190,7 @@ def test_an_f_arm_lets_only_one_requests_batch_size_forget(checkout, tmp_path):
         "engine": {"worker_extension_cls": "ab_hooks.ServedForgetsOneRequestOnlyTimer"},
         "rpc": ["dsl_served_forgets_one_request_only", "host_timer_on"],
         "probe": "host_timer_read"}
-    spec = importlib.util.spec_from_file_location("ab_hooks", ROOT / "benchmarks" / "ab_hooks.py")
-    ab_hooks = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ab_hooks)
-    for method in options["f"]["rpc"] + [options["f"]["probe"]]:
-        assert callable(getattr(ab_hooks.ServedForgetsOneRequestOnlyTimer, method)), method
+    _assert_hook_answers(options["f"], "ServedForgetsOneRequestOnlyTimer")
 
 
 def test_without_arms_small_every_gpu_runs_the_arms(checkout, tmp_path):
