@@ -563,6 +563,160 @@ class ServedForgetsOneRequestOnly:
         return True
 
 
+class ServedWidthExplains:
+    def dsl_served_width_explains(self) -> bool:
+        """True once the engine core's served width rule logs why a batch
+        size keeps or leaves its width, and decides nothing differently:
+
+        - each test of a window, at INFO (``served width test:``): the batch
+          size, its width and the other width, paired blocks or blocks priced
+          one narrower, the units, the mean log cost ratio and its t bound
+          (a move needs mean < -``_MARGIN`` and bound < 0); for one narrower
+          also whether the loop never filled the width, the most it drafted,
+          and the draft step's and the slot's prices;
+        - every ``_EXPLAIN_EVERY_S`` s of steps, per batch size
+          (``served width blocks:``): the blocks started, finished and
+          compared since the last such line, those explored, and why a
+          finished block was not compared (too few measured steps, or stale).
+
+        Session 66: at a cap of 8 the batch sizes of 8-64 served 3 drafts
+        with or without forgetting (``+f``), and logged no test at all; this
+        says which part held them. False if it already logs, or where no
+        engine core whose scheduler has a served width controller calls it
+        (see ``ServedExploresUntilCompared``)."""
+        from vllm.v1.spec_decode.dynamic import served_width
+
+        cls = served_width.ServedWidthController
+        if getattr(cls._finish_block, "_explains", False):
+            return False
+        if not _engine_core_has(cls):
+            return False
+        _explain_served_width(served_width)
+        return True
+
+
+class ServedPricesSlotFirst:
+    def dsl_served_prices_slot_first(self) -> bool:
+        """True once the engine core's served width rule explores a batch
+        size's narrower neighbour every ``_EXPLORE_FAST``-th block until
+        the slot one narrower is priced at its width (the series counts the
+        narrower width as compared, explored one block in
+        ``_EXPLORE_SLOW``, as soon as the width has units priced one
+        narrower, and until the slot is priced those units count it as
+        nothing, which never favours narrowing). False if it already does,
+        or where no engine core whose scheduler has a served width
+        controller calls it.
+
+        Session 66: in a model of cap 8 on the drafter's traces
+        (``benchmarks/results/2026-12-07-cpu-s66-cap8-life/``) the batch
+        size of 8 held 3 drafts through windows of 4, 8 and 16 units with
+        the slot not priced yet; exploring one narrower first reached 2
+        sooner at 64 requests (+0.6-0.8% a token there, within +-0.3% at 8
+        and 32). It is that model's ``sed`` variant, as a hook."""
+        from vllm.v1.spec_decode.dynamic import served_width
+
+        cls = served_width.ServedWidthController
+        if getattr(cls._start_block, "_slot_first", False):
+            return False
+        if not _engine_core_has(cls):
+            return False
+        start_block = cls._start_block
+
+        @functools.wraps(start_block)
+        def start_block_slot_first(controller, size):
+            held = size.narrower
+            if not (size.width > 1 and size.last_slot is None and held.ratios):
+                return start_block(controller, size)
+            # The series adds the narrower width to ``compared`` where the
+            # window has units: hidden for this call.
+            width = size.width
+            size.narrower = served_width._Window()
+            try:
+                return start_block(controller, size)
+            finally:
+                if size.width != width:  # restarted: the series cleared it
+                    held.clear()
+                size.narrower = held
+
+        start_block_slot_first._slot_first = True  # type: ignore[attr-defined]
+        cls._start_block = start_block_slot_first
+        return True
+
+
+_EXPLAIN_EVERY_S = 10.0
+
+
+def _explain_served_width(served_width) -> None:
+    """Wrap the served width rule's window tests and block bookkeeping with
+    logging (``ServedWidthExplains``); the decisions are the rule's own."""
+    cls = served_width.ServedWidthController
+    logger = served_width.logger
+    mean_and_bound = served_width._mean_and_bound
+    start_block, finish_block = cls._start_block, cls._finish_block
+    # Per batch size (rows): started, finished, compared, explored,
+    # unmeasured, stale, since the last summary.
+    counts: dict[int, list[int]] = {}
+    last = [time.monotonic()]
+
+    def explained_mean_and_bound(ratios):
+        mean, bound = mean_and_bound(ratios)
+        caller = sys._getframe(1)
+        where = caller.f_code.co_name
+        if where not in ("_check_narrower", "_finish_block"):
+            return mean, bound
+        f = caller.f_locals
+        size, block, window = f["size"], f["block"], f["window"]
+        if where == "_check_narrower":
+            never_filled = window.all_equal or window.widest < size.width
+            detail = (
+                f" narrower: never filled {never_filled}, drafted at most "
+                f"{window.widest}, draft step {served_width._price(size.last_draft_step)}, "
+                f"slot {served_width._price(size.last_slot)}")
+            other = size.width - 1
+        else:
+            detail = " paired"
+            other = block.width
+        logger.info(
+            "served width test: batch size %d at %d vs %d, %d units, mean %+.4f, "
+            "bound %+.4f%s", size.rows, size.width, other, len(ratios), mean,
+            bound, detail)
+        return mean, bound
+
+    @functools.wraps(start_block)
+    def explained_start_block(controller, size):
+        block = start_block(controller, size)
+        counts.setdefault(size.rows, [0] * 6)[0] += 1
+        return block
+
+    @functools.wraps(finish_block)
+    def explained_finish_block(controller, size, block):
+        c = counts.setdefault(size.rows, [0] * 6)
+        c[1] += 1
+        if block.sums() is None:
+            c[4] += 1
+        elif (block.steps_seen != served_width._BLOCK_STEPS
+              or controller._steps - block.start > served_width._STALE_STEPS):
+            c[5] += 1
+        else:
+            c[2] += 1
+            c[3] += block.explore
+        finish_block(controller, size, block)
+        now = time.monotonic()
+        if now - last[0] >= _EXPLAIN_EVERY_S:
+            last[0] = now
+            logger.info("served width blocks: %s", "; ".join(
+                f"{rows} rows at {controller._state[controller._position[rows]].width}: "
+                f"started {c[0]}, finished {c[1]}, compared {c[2]} ({c[3]} explored), "
+                f"too few measured {c[4]}, stale {c[5]}"
+                for rows, c in sorted(counts.items())))
+            counts.clear()
+
+    explained_finish_block._explains = True  # type: ignore[attr-defined]
+    served_width._mean_and_bound = explained_mean_and_bound
+    cls._start_block = explained_start_block
+    cls._finish_block = explained_finish_block
+
+
 def _engine_core_has(controller_cls: type) -> bool:
     """Whether a method of an ``EngineCore`` runs on a stack of this process
     (any thread's, the caller's among them: the engine core serves the rpc
@@ -663,6 +817,18 @@ class ServedKeepsWidthTimer(ServedKeepsWidth, HostTimer):
 class ServedForgetsOneRequestOnlyTimer(ServedForgetsOneRequestOnly, HostTimer):
     """Both, for one arm: ``"rpc": ["dsl_served_forgets_one_request_only",
     "host_timer_on"]`` (``proxies-ab.sh``'s ``+f`` arms)."""
+
+
+class ServedWidthExplainsTimer(ServedWidthExplains, HostTimer):
+    """Both, for one arm: ``"rpc": ["dsl_served_width_explains",
+    "host_timer_on"]`` (``proxies-ab.sh``'s ``+e`` arms)."""
+
+
+class ServedPricesSlotFirstExplainsTimer(ServedPricesSlotFirst, ServedWidthExplains,
+                                          HostTimer):
+    """All three, for one arm: ``"rpc": ["dsl_served_prices_slot_first",
+    "dsl_served_width_explains", "host_timer_on"]`` (``proxies-ab.sh``'s
+    ``+s`` arms)."""
 
 
 class ServedNarrowsOnTokensTimer(ServedNarrowsOnTokens, HostTimer):

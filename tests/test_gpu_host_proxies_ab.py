@@ -193,6 +193,28 @@ def test_an_f_arm_lets_only_one_requests_batch_size_forget(checkout, tmp_path):
     _assert_hook_answers(options["f"], "ServedForgetsOneRequestOnlyTimer")
 
 
+def test_e_and_s_arms_log_the_served_widths_tests(checkout, tmp_path):
+    """+e: the same DSL engine with ServedWidthExplains, host timed as +t's;
+    +s: also ServedPricesSlotFirst; beside a +f arm. The options name
+    methods the hook classes have."""
+    r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms",
+             "sd2+t,dsl4+e,dsl8+e,dsl8+s,dsl8+f", "--concurrency", "8,64", mib=81559)
+    assert r.returncode == 0, r.stderr
+    options = _arm_options((tmp_path / "record" / "seen").read_text().splitlines()[2])
+    assert set(options) == {"t", "e", "s", "f"}
+    assert options["s"] == {
+        "engine": {"worker_extension_cls": "ab_hooks.ServedPricesSlotFirstExplainsTimer"},
+        "rpc": ["dsl_served_prices_slot_first", "dsl_served_width_explains",
+                "host_timer_on"],
+        "probe": "host_timer_read"}
+    _assert_hook_answers(options["s"], "ServedPricesSlotFirstExplainsTimer")
+    assert options["e"] == {
+        "engine": {"worker_extension_cls": "ab_hooks.ServedWidthExplainsTimer"},
+        "rpc": ["dsl_served_width_explains", "host_timer_on"],
+        "probe": "host_timer_read"}
+    _assert_hook_answers(options["e"], "ServedWidthExplainsTimer")
+
+
 def test_without_arms_small_every_gpu_runs_the_arms(checkout, tmp_path):
     r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms", "sd2+t,dsl4+t",
              "--rounds", "4", "--concurrency", "8", mib=81559)
@@ -227,9 +249,11 @@ def test_a_failed_ab_start_fails_with_its_log(checkout, tmp_path):
     (["s57p", "/x", "--arms", "sd2", "--cap", "8"], "unknown option --cap"),
     (["s5 7", "/x", "--arms", "sd2"], "must be letters, digits"),
     (["s57p"], "NAME and PLAN_DIR are needed"),
-    (["s57p", "/x", "--arms", "sd2+t,sd2+u"], "arm 'sd2+u': +u, +v and +f change a DSL"),
-    (["s57p", "/x", "--arms", "target+v"], "arm 'target+v': +u, +v and +f change a DSL"),
-    (["s57p", "/x", "--arms", "sd2+f"], "arm 'sd2+f': +u, +v and +f change a DSL"),
+    (["s57p", "/x", "--arms", "sd2+t,sd2+u"], "arm 'sd2+u': +u, +v, +f, +e and +s act on a DSL"),
+    (["s57p", "/x", "--arms", "target+v"], "arm 'target+v': +u, +v, +f, +e and +s act on a DSL"),
+    (["s57p", "/x", "--arms", "sd2+f"], "arm 'sd2+f': +u, +v, +f, +e and +s act on a DSL"),
+    (["s57p", "/x", "--arms", "sd2+e"], "arm 'sd2+e': +u, +v, +f, +e and +s act on a DSL"),
+    (["s57p", "/x", "--arms", "target+s"], "arm 'target+s': +u, +v, +f, +e and +s act on a DSL"),
     (["s57p", "/x", "--arms", "sd2+t", "--arms-small", "dsl4"], "arm 'dsl4' needs a label"),
 ])
 def test_bad_arguments_are_named_and_nothing_starts(checkout, tmp_path, args, says):

@@ -30,7 +30,13 @@
 #                      (host-launched draft steps), +f lets only the served
 #                      width's batch size of one forget its evidence
 #                      (ab_hooks.ServedForgetsOneRequestOnly, with the host
-#                      timer); e.g. sd2+t,dsl4+t,dsl4+u
+#                      timer), +e logs why the served width keeps or leaves
+#                      a width (ab_hooks.ServedWidthExplains: each window
+#                      test and the blocks compared, nothing decided
+#                      differently), +s also explores the narrower width
+#                      fast until its slot is priced
+#                      (ab_hooks.ServedPricesSlotFirst, with +e's logging);
+#                      e.g. sd2+t,dsl4+t,dsl4+u
 #                      (required)
 #   --arms-small ARMS  the arms instead where the GPU has < 100,000 MiB (a
 #                      proxies engine takes ~22 GiB: an H200 holds five, an
@@ -80,9 +86,9 @@ IFS=, read -r -a labelled <<< "$arms${small:+,$small}"
 for a in "${labelled[@]}"; do
   case $a in
     *+t) ;;
-    dsl[0-9]*+[uvf]) ;;
-    *+[uvf]) echo "proxies-ab.sh: arm '$a': +u, +v and +f change a DSL engine, so they take a dslN arm" >&2; exit 2 ;;
-    *) echo "proxies-ab.sh: arm '$a' needs a label: +t (host timer) or, on a dslN arm, +u (its stop unpriced), +v (unpriced, no device loop) or +f (only one request's batch size forgets)" >&2; exit 2 ;;
+    dsl[0-9]*+[uvfes]) ;;
+    *+[uvfes]) echo "proxies-ab.sh: arm '$a': +u, +v, +f, +e and +s act on a DSL engine, so they take a dslN arm" >&2; exit 2 ;;
+    *) echo "proxies-ab.sh: arm '$a' needs a label: +t (host timer) or, on a dslN arm, +u (its stop unpriced), +v (unpriced, no device loop), +f (only one request's batch size forgets), +e (the served width logs its tests) or +s (+e, the narrower slot priced first)" >&2; exit 2 ;;
   esac
 done
 [[ -d .gpu-bundles/prompts ]] || { echo "proxies-ab.sh: no .gpu-bundles/prompts: carry it with the last chunk" >&2; exit 2; }

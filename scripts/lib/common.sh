@@ -319,7 +319,10 @@ env_bytes() {
 # (ab_hooks.HostTimer); +u also unprices the DSL loop's stop (StepCostsOff:
 # the loop never stops); +v also closes the device loops (DeviceLoopOff:
 # host-launched draft steps); +f lets only the served width's batch size of
-# one request forget its evidence (ServedForgetsOneRequestOnly). Each caller
+# one request forget its evidence (ServedForgetsOneRequestOnly); +e logs the
+# served width's window tests and block counts, deciding nothing differently
+# (ServedWidthExplains); +s also explores the narrower width fast until its
+# slot is priced (ServedPricesSlotFirst, with +e's logging). Each caller
 # checks which labels it allows.
 ab_arm_options() {
   local label out=''
@@ -328,8 +331,10 @@ ab_arm_options() {
     [u]='{"engine": {"worker_extension_cls": "ab_hooks.StepCostsOffTimer"}, "rpc": ["dsl_unprice_draft_steps", "host_timer_on"], "probe": "host_timer_read"}'
     [v]='{"engine": {"worker_extension_cls": "ab_hooks.LoopOffUnpricedTimer"}, "rpc": ["dsl_close_device_loops", "dsl_unprice_draft_steps", "host_timer_on"], "probe": "host_timer_read"}'
     [f]='{"engine": {"worker_extension_cls": "ab_hooks.ServedForgetsOneRequestOnlyTimer"}, "rpc": ["dsl_served_forgets_one_request_only", "host_timer_on"], "probe": "host_timer_read"}'
+    [e]='{"engine": {"worker_extension_cls": "ab_hooks.ServedWidthExplainsTimer"}, "rpc": ["dsl_served_width_explains", "host_timer_on"], "probe": "host_timer_read"}'
+    [s]='{"engine": {"worker_extension_cls": "ab_hooks.ServedPricesSlotFirstExplainsTimer"}, "rpc": ["dsl_served_prices_slot_first", "dsl_served_width_explains", "host_timer_on"], "probe": "host_timer_read"}'
   )
-  for label in t u v f; do
+  for label in t u v f e s; do
     if [[ ",$1," == *"+$label,"* ]]; then out+="${out:+, }\"$label\": ${hook[$label]}"; fi
   done
   echo "{$out}"

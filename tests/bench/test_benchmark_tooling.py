@@ -2136,11 +2136,13 @@ def test_host_timer_pair_splits_the_step_into_each_calls_own_time():
 
 
 def _serve_width(controller, clock, num_steps, cost_per_token, tokens, seed=0,
-                 num_reqs=8):
+                 num_reqs=8, forwards=None):
     """Steps under async scheduling, as vLLM's served width tests serve them:
     the next step is placed before the previous one's output arrives; a step
     at width w takes ``cost_per_token[w] * tokens(w)`` ms (2% log-normal
-    noise) and gives each request ``tokens(w)``. The width of every step."""
+    noise) and gives each request ``tokens(w)``. With ``forwards`` the output
+    also reports the loop's draft forwards, ``forwards(w)``, and a quarter of
+    the requests with every draft accepted. The width of every step."""
     import random
 
     rng = random.Random(seed)
@@ -2149,7 +2151,10 @@ def _serve_width(controller, clock, num_steps, cost_per_token, tokens, seed=0,
         placed.append(controller.width(num_reqs))
         width = placed[step]
         clock[0] += cost_per_token[width] * tokens(width) * rng.lognormvariate(0.0, 0.02)
-        controller.observe_step(num_reqs, True, tokens(width))
+        if forwards is None:
+            controller.observe_step(num_reqs, True, tokens(width))
+        else:
+            controller.observe_step(num_reqs, True, tokens(width), forwards(width), 0.25)
     return placed[:num_steps]
 
 
@@ -2287,6 +2292,167 @@ def test_served_forgets_one_request_only_keeps_larger_batch_sizes_evidence(
     _serve_width(controller, clock, 2000, costs, lambda w: 1.6 * (1.0 + 0.3 * w),
                  seed=2, num_reqs=1)
     assert any("batches of up to 1 get" in line for line in lines), lines
+
+
+def _explained_run(monkeypatch, hook):
+    """vLLM's real served width rule at 8 requests, cap 4, width 2 the
+    cheapest a token, its loop drafting 1, 2, 3, 1, ... forwards (at most the
+    width): 4 narrows at once to 3, which it fills, then moves to 2 on paired
+    units; with ``hook`` under ``ServedWidthExplains``. The widths placed and
+    the lines logged."""
+    import itertools
+
+    import ab_hooks
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    cls = served_width.ServedWidthController
+    for owner, name in ((served_width, "_mean_and_bound"), (cls, "_start_block"),
+                        (cls, "_finish_block")):
+        monkeypatch.setattr(owner, name, getattr(owner, name))
+    monkeypatch.setattr(ab_hooks, "_EXPLAIN_EVERY_S", 0.0)
+    lines = []
+    monkeypatch.setattr(served_width.logger, "info",
+                        lambda msg, *args: lines.append(msg % args))
+    clock = [0.0]
+    controller = served_width.ServedWidthController([8], 8, 4, clock=lambda: clock[0])
+    if hook:
+        core = _core_with(controller, "dsl_served_width_explains")
+        worker = ab_hooks.ServedWidthExplains()
+        assert core.rpc(worker) is True
+        assert core.rpc(worker) is False  # not twice
+        assert issubclass(ab_hooks.ServedWidthExplainsTimer, ab_hooks.HostTimer)
+    costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
+    turn = itertools.count()
+    placed = _serve_width(controller, clock, 3000, costs, lambda w: 1.0 + 0.3 * w,
+                          forwards=lambda w: min(w, 1 + next(turn) % 3))
+    return placed, lines, controller
+
+
+def test_served_width_explains_each_test_and_decides_the_same(monkeypatch):
+    """The hook logs every window test and the blocks behind them, and the
+    rule places the same widths as without it. Each move the rule logs
+    follows a test of that batch size that passes the rule's bar (mean below
+    -``_MARGIN`` and bound below 0, or one narrower that the loop never
+    filled); a narrower test the loop filled that does not move fails it.
+    Every block summary adds up, and counts the blocks the rule started."""
+    import re
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    without, plain, _ = _explained_run(monkeypatch, hook=False)
+    placed, lines, controller = _explained_run(monkeypatch, hook=True)
+    assert placed == without
+    assert not any(line.startswith("served width") for line in plain)
+    assert controller.widths()[8] == 2
+    test = re.compile(r"served width test: batch size 8 at (\d) vs (\d), (\d+) units, "
+                      r"mean ([-+][\d.]+), bound ([-+][\d.]+) (paired|narrower: never "
+                      r"filled (True|False), drafted at most (\d))")
+    moves, last, narrower = 0, None, set()
+    for line in lines:
+        m = test.match(line)
+        if m:
+            last = m
+            if m[6] != "paired":
+                narrower.add(m[7])
+            continue
+        if "drafts for up to 8 requests (from" in line:
+            moves += 1
+            assert last is not None, line
+            passes = float(last[4]) < -served_width._MARGIN and float(last[5]) < 0
+            assert passes or last[7] == "True", (last[0], line)
+            last = None
+        elif last is not None and last[7] == "False":
+            assert not (float(last[4]) < -served_width._MARGIN and float(last[5]) < 0), last[0]
+    assert moves == 2 and narrower == {"True", "False"}, lines
+    blocks = re.compile(r"served width blocks: 8 rows at \d: started (\d+), finished (\d+), "
+                        r"compared (\d+) \((\d+) explored\), too few measured (\d+), "
+                        r"stale (\d+)$")
+    started = 0
+    for line in lines:
+        if line.startswith("served width blocks"):
+            c = [int(x) for x in blocks.match(line).groups()]
+            assert c[1] == 1 and c[1] == c[2] + c[4] + c[5] and c[3] <= c[2], line
+            started += c[0]
+    size = controller._state[0]
+    assert 0 <= size.blocks - started <= 2
+
+
+def _slot_first_variant(monkeypatch):
+    """vLLM's served width module with the one line that
+    ``ServedPricesSlotFirst`` changes edited in its source (as session 66's
+    ``benchmarks/results/2026-12-07-cpu-s66-cap8-life/sim.sh`` does), loaded
+    apart from the real one."""
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    source = Path(served_width.__file__).read_text()
+    old = "        if size.narrower.ratios and size.width > 1:\n"
+    assert source.count(old) == 1
+    source = source.replace(old, "        if size.narrower.ratios and size.width > 1"
+                                 " and size.last_slot is not None:\n")
+    module = types.ModuleType("served_width_slot_first")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec(compile(source, module.__name__, "exec"), module.__dict__)
+    return module
+
+
+def _slot_first_run(module, hook=False, monkeypatch=None):
+    """Cap 4 at 8 requests and at 32, width 2 the cheapest a token, the loop
+    drafting 1, 2, 3, 1, ... forwards: the widths placed, and the controller."""
+    import itertools
+
+    import ab_hooks
+
+    clock = [0.0]
+    controller = module.ServedWidthController([8, 32], 32, 4, clock=lambda: clock[0])
+    if hook:
+        cls = module.ServedWidthController
+        monkeypatch.setattr(cls, "_start_block", cls._start_block)
+        core = _core_with(controller, "dsl_served_prices_slot_first")
+        worker = ab_hooks.ServedPricesSlotFirst()
+        assert core.rpc(worker) is True
+        assert core.rpc(worker) is False  # not twice
+    costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
+    turn = itertools.count()
+    placed = []
+    for seed, rows in enumerate((8, 32, 8, 32)):
+        placed += _serve_width(controller, clock, 1500, costs, lambda w: 1.0 + 0.3 * w,
+                               seed=seed, num_reqs=rows,
+                               forwards=lambda w: min(w, 1 + next(turn) % 3))
+    return placed, controller
+
+
+def test_served_prices_slot_first_is_the_one_line_variant(monkeypatch):
+    """With the hook vLLM's real rule places, step for step, the widths of
+    the variant that counts the narrower width as compared only once its
+    slot is priced; without it the rule places others (the hook matters
+    here), and both end at the cheapest width."""
+    import ab_hooks
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    variant, _ = _slot_first_run(_slot_first_variant(monkeypatch))
+    series, _ = _slot_first_run(served_width)
+    hooked, controller = _slot_first_run(served_width, hook=True, monkeypatch=monkeypatch)
+    assert hooked == variant
+    assert series != variant
+    assert controller.widths() == {8: 2, 32: 2}
+    timer = ab_hooks.ServedPricesSlotFirstExplainsTimer
+    assert issubclass(timer, ab_hooks.ServedWidthExplains)
+    assert issubclass(timer, ab_hooks.HostTimer)
+
+
+def test_served_width_explains_refuses_where_no_engine_core_calls():
+    """As ``ServedForgetsOneRequestOnly``: False where no engine core with a
+    served width controller calls it, and nothing is wrapped."""
+    import ab_hooks
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    before = served_width.ServedWidthController._finish_block, served_width._mean_and_bound
+    assert ab_hooks.ServedWidthExplains().dsl_served_width_explains() is False
+    assert (served_width.ServedWidthController._finish_block,
+            served_width._mean_and_bound) == before
 
 
 def test_served_forgets_one_request_only_refuses_where_no_engine_core_calls():
