@@ -11,8 +11,14 @@ requests running at concurrency ``C``, no request added and no first token in
 the step nor in the ``--settle`` steps before it (all decoding, past the
 async pipeline's catch-up after the long prefill steps: in sessions 50-52 the
 first full steps after a wave's prefills were 1-4 ms shorter or longer than
-the rest, differently by arm), and exactly ``C * width`` drafted tokens (every
-request drafted the whole width). Two arms whose full steps verify the same
+the rest, differently by arm), exactly ``C * width`` drafted tokens (every
+request drafted the whole width) and, where the record has the verify's
+(padded) tokens, a verify placed at that width: from ``C * (width + 1)``
+tokens up to, not including, ``C * (width + 2)``. Under DSL a step placed
+wider can draft exactly the width when the loop stops early: session 65's
+cap-8 "width 2" steps at 64 requests were 130-146 steps verified at 3 slots
+(256 tokens) where the loop drafted 2, and 0-16 at 2 slots (192), which made
+them look 7.7-8% dearer than SD K=2's. Two arms whose full steps verify the same
 tokens in the same captured graph (SD K=2 and DSL serving width 2) differ
 there only by what each runs a step: a difference in their full steps' time
 is a per-step cost, not a choice of width or a draft the loop skipped.
@@ -22,6 +28,13 @@ Printed per concurrency and arm: the full steps' count, mean, p10 / p50 / p90
 difference of the means (ms, and % of the base's mean) with its 95% Student
 t interval over the rounds both ran (rounds are ABBA-paired in ``abab.py``).
 ``--json`` writes the same as a list of rows.
+
+``--mix`` prints instead, per concurrency and arm, every full step of ``C``
+requests (settled as above, whatever it drafted) by the width placed (its
+verify's tokens over ``C``, less one) and the draft steps its loop ran
+(drafted tokens over ``C``): each kind's share of the steps and mean period.
+Under DSL it shows what a width costs when the loop fills it and when it
+stops short (a verify slot placed and not drafted).
 """
 
 from __future__ import annotations
@@ -54,11 +67,15 @@ def settled_steps(rnd: dict, concurrency: int, settle: int = 3) -> list[int]:
 def full_step_times(rnd: dict, concurrency: int, width: int,
                     settle: int = 3) -> list[float]:
     """The periods (ms) of one round's full steps (see the module docstring)."""
-    drafted, ms = rnd["engine_steps"]["drafted"], rnd["trace"]["ms"]
+    steps, ms = rnd["engine_steps"], rnd["trace"]["ms"]
+    drafted = steps["drafted"]
+    padded = steps.get("padded_tokens") or [None] * len(ms)
+    low, high = concurrency * (width + 1), concurrency * (width + 2)
     return [
         ms[i]
         for i in settled_steps(rnd, concurrency, settle)
         if drafted[i] == concurrency * width
+        and (padded[i] is None or low <= padded[i] < high)
     ]
 
 
@@ -119,6 +136,45 @@ def rows_of(data: dict, width: int, base: str, only: int | None,
     return rows
 
 
+def mix_of(data: dict, only: int | None, settle: int = 3,
+           least: float = 0.0) -> list[dict]:
+    """Per concurrency and arm, the full steps by (width placed, draft steps
+    run): ``{"concurrency", "arm", "kinds": [{"width", "drafted", "steps",
+    "share", "mean_ms"}]}``, kinds under ``least`` of the steps left out.
+    Steps without the verify's tokens (older records) are not counted."""
+    out = []
+    for point in data["points"]:
+        c = point["concurrency"]
+        if only is not None and c != only:
+            continue
+        for arm, rounds in point.get("step_ms", {}).items():
+            kinds: dict[tuple[int, float], list[float]] = {}
+            for rnd in rounds:
+                steps, ms = rnd["engine_steps"], rnd["trace"]["ms"]
+                padded = steps.get("padded_tokens") or [None] * len(ms)
+                for i in settled_steps(rnd, c, settle):
+                    if padded[i] is None or steps["drafted"][i] is None:
+                        continue
+                    key = (padded[i] // c - 1, steps["drafted"][i] / c)
+                    kinds.setdefault(key, []).append(ms[i])
+            total = sum(len(v) for v in kinds.values())
+            if not total:
+                continue
+            out.append({"concurrency": c, "arm": arm, "kinds": [
+                {"width": w, "drafted": d, "steps": len(v), "share": len(v) / total,
+                 "mean_ms": statistics.fmean(v)}
+                for (w, d), v in sorted(kinds.items()) if len(v) / total >= least]})
+    return out
+
+
+def mix_table(rows: list[dict]) -> str:
+    return "\n".join(
+        f"c={row['concurrency']:<3d} {row['arm']:<16s} "
+        + "; ".join(f"width {k['width']} drafted {k['drafted']:.2f}: "
+                    f"{100 * k['share']:.0f}% {k['mean_ms']:.3f} ms" for k in row["kinds"])
+        for row in rows)
+
+
 def table(rows: list[dict]) -> str:
     out = []
     for row in rows:
@@ -160,6 +216,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--concurrency", type=int,
                         help="read only this concurrency (default: every point)")
     parser.add_argument("--json", type=Path, help="write the rows here")
+    parser.add_argument("--mix", action="store_true",
+                        help="the full steps by width placed and draft steps run, "
+                        "kinds of at least 3%% of an arm's steps (see above)")
     args = parser.parse_args(argv)
     if args.width < 1:
         parser.error(f"--width must be >= 1, got {args.width}")
@@ -176,6 +235,16 @@ def main(argv: list[str]) -> int:
     if args.base not in arms:
         parser.error(f"--base: no arm {args.base!r} in {args.run} (its arms: "
                      f"{', '.join(arms)})")
+    if args.mix:
+        rows = mix_of(data, args.concurrency, args.settle, least=0.03)
+        if not rows:
+            print("no full steps with the verify's tokens recorded")
+            return 1
+        print(mix_table(rows))
+        if args.json:
+            args.json.write_text(json.dumps(rows, indent=1) + "\n")
+            print(f"wrote {args.json}")
+        return 0
     rows = rows_of(data, args.width, args.base, args.concurrency, args.settle)
     if not rows:
         print(f"no full steps at width {args.width}"

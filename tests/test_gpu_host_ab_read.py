@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import json
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -42,6 +43,15 @@ def tarballs(tmp_path):
     return a, ab
 
 
+def _full_steps_now() -> str:
+    """``full_steps.py --base sd2+t`` on session 56's run, as it reads now."""
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "full_steps.py"),
+                        "--base", "sd2+t", str(S56 / "s56p-abab.json.gz")],
+                       capture_output=True, text=True, check=True)
+    assert "c=32  dsl4+t" in r.stdout
+    return r.stdout
+
+
 def test_session_56s_run_reads_into_its_committed_tables(tarballs, tmp_path):
     a, ab = tarballs
     dest = tmp_path / "out"
@@ -49,8 +59,15 @@ def test_session_56s_run_reads_into_its_committed_tables(tarballs, tmp_path):
     assert r.returncode == 0, r.stderr
     assert (dest / "host.txt").read_text() == "GPU: H100\n"
     assert (dest / "s56p-rc").exists()
-    for name in ("full-steps.txt", "served-widths.txt", "verdict-s56p-dsl4.json"):
+    for name in ("served-widths.txt", "verdict-s56p-dsl4.json"):
         assert (dest / name).read_bytes() == (S56 / name).read_bytes(), name
+    # full_steps.py reads steps placed at the width since session 66 (the
+    # committed table counted steps placed wider whose loop stopped there).
+    assert (dest / "full-steps.txt").read_text() == _full_steps_now()
+    # At one request DSL at cap 4 placed 4 slots and its loop stopped short.
+    mix = (dest / "full-steps-mix.txt").read_text()
+    (line,) = [x for x in mix.splitlines() if x.startswith("c=1   dsl4+t ")]
+    assert "width 4 drafted 2.00: 24% 8.810 ms" in line, mix
     # The plan's reader compared sd2+t and sd3+t with dsl4+t; this one BASE only.
     assert (dest / "host-timer.txt").read_text() in (S56 / "host-timer.txt").read_text()
     assert "1.062" in (dest / "verdict-s56p-dsl4.txt").read_text()
@@ -79,10 +96,11 @@ def test_a_second_run_read_into_the_folder_leaves_the_firsts_files(tarballs, tmp
     assert r.returncode == 0, r.stderr
     for name, data in first.items():
         assert (dest / name).read_bytes() == data, name
-    for name in ("full-steps-s56q.txt", "served-widths-s56q.txt", "host-timer-s56q.txt",
+    for name in ("full-steps-s56q.txt", "full-steps-mix-s56q.txt", "served-widths-s56q.txt",
+                 "host-timer-s56q.txt",
                  "host-s56q.txt", "ab-plan-s56q.txt", "verdict-s56q-dsl4.json"):
         assert (dest / name).stat().st_size > 0, name
-    assert (dest / "full-steps-s56q.txt").read_bytes() == (S56 / "full-steps.txt").read_bytes()
+    assert (dest / "full-steps-s56q.txt").read_text() == _full_steps_now()
 
 
 def test_a_dsl_arm_named_with_its_label_is_read_as_it_is(tarballs, tmp_path):

@@ -8,6 +8,8 @@
 # unpacked as NAME-*.gz (unpack_ab_run), and then, from it:
 #   full-steps.txt      benchmarks/full_steps.py against BASE at each
 #                       concurrency the run reached, in the run's order
+#   full-steps-mix.txt  full_steps.py --mix: each arm's full steps by width
+#                       placed and draft steps run
 #   host-timer.txt      benchmarks/host_timer_table.py, BASE against each DSL arm
 #   served-widths.txt   benchmarks/served_widths.py, each DSL arm (cap from its
 #                       name: dslN serves at most N)
@@ -87,6 +89,7 @@ unpack_ab_run "$ab" "$dest" "$run"
 cd "$dest"
 json=$run-abab.json.gz
 python3 "$bench/full_steps.py" --base "$base" "$json" > "$(named full-steps.txt)" 2>&1 || true
+python3 "$bench/full_steps.py" --base "$base" --mix "$json" > "$(named full-steps-mix.txt)" 2>&1 || true
 arm() { [[ "$1" == *+* ]] && echo "$1" || echo "$1$sfx"; }
 for d in "${dsls[@]}"; do
   python3 "$bench/host_timer_table.py" --pair "$base" "$(arm "$d")" "$json" 2>&1 || true

@@ -2711,6 +2711,21 @@ def test_full_steps_reads_only_full_decode_steps_at_the_width_and_pairs_rounds(t
     settled = {r["arm"]: r for r in full_steps.rows_of(data, 3, "sd2", None, settle=2)}
     assert "sd2" not in settled and settled["dsl4"]["mean_ms"] == 99
     assert full_steps.full_step_times(sd_r1, c, 2, settle=1) == [10, 12]
+    # Where the record has the verify's padded tokens, a step that drafted the
+    # width but was placed wider (DSL's loop stopped early) is not at that
+    # width: at width 2 the verify holds 12 tokens (4 x 3), at 3 slots 16.
+    placed = _round_steps([11, 20, 12, 30], [4, 4, 4, 4], [8, 8, 8, 12])
+    placed["engine_steps"]["padded_tokens"] = [12, 16, None, 16]
+    assert full_steps.full_step_times(placed, c, 2, settle=0) == [11, 12]
+    assert full_steps.full_step_times(placed, c, 3, settle=0) == [30]
+    # --mix: every full step by width placed and draft steps run; a record
+    # without the verify's tokens counts nothing.
+    mixed = {"points": [{"concurrency": c, "step_ms": {"dsl8": [placed], "sd2": [sd_r2]}}]}
+    (kinds,) = full_steps.mix_of(mixed, None, settle=0)
+    assert kinds["arm"] == "dsl8" and [(k["width"], k["drafted"], k["steps"], k["mean_ms"])
+                                       for k in kinds["kinds"]] == [
+        (2, 2.0, 1, 11), (3, 2.0, 1, 20), (3, 3.0, 1, 30)]
+    assert [k["share"] for k in kinds["kinds"]] == [1 / 3] * 3
     # The command: a table, the rows as JSON, exit 1 where nothing is read.
     def cli(*args):
         return subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(path),
@@ -2720,6 +2735,15 @@ def test_full_steps_reads_only_full_decode_steps_at_the_width_and_pairs_rounds(t
     assert out.returncode == 0, out.stderr
     assert "vs sd2: +1.000 ms" in out.stdout
     assert json.loads((tmp_path / "rows.json").read_text())[1]["arm"] == "dsl4"
+    mix_path = tmp_path / "mixed.json"
+    mix_path.write_text(json.dumps(mixed))
+    out = subprocess.run([sys.executable, str(BENCH / "full_steps.py"), str(mix_path),
+                          "--mix"], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == (
+        "c=4   dsl8             width 2 drafted 2.00: 33% 11.000 ms; width 3 drafted "
+        "2.00: 33% 20.000 ms; width 3 drafted 3.00: 33% 30.000 ms")
+    assert cli("--mix").returncode == 1  # no verify tokens recorded
     none = cli("--concurrency", "8")
     assert none.returncode == 1 and "no full steps" in none.stdout
     bad = cli("--width", "0")
