@@ -580,8 +580,9 @@ class ServedWidthExplains:
           finished block was not compared (too few measured steps, or stale).
 
         Session 66: at a cap of 8 the batch sizes of 8-64 served 3 drafts
-        with or without forgetting (``+f``), and logged no test at all; this
-        says which part held them. False if it already logs, or where no
+        with or without forgetting (``+f``), and the rule, which logs only
+        its moves, logged none after its first second; this says which
+        part held them. False if it already logs, or where no
         engine core whose scheduler has a served width controller calls it
         (see ``ServedExploresUntilCompared``)."""
         from vllm.v1.spec_decode.dynamic import served_width
