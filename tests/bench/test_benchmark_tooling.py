@@ -2297,9 +2297,9 @@ def test_served_forgets_one_request_only_keeps_larger_batch_sizes_evidence(
 def _explained_run(monkeypatch, hook):
     """vLLM's real served width rule at 8 requests, cap 4, width 2 the
     cheapest a token, its loop drafting 1, 2, 3, 1, ... forwards (at most the
-    width): 4 narrows at once to 3, which it fills, then moves to 2 on paired
-    units; with ``hook`` under ``ServedWidthExplains``. The widths placed and
-    the lines logged."""
+    width): 4 narrows at once to 3, which it fills, then moves to 2 once its
+    units priced one narrower say so; with ``hook`` under
+    ``ServedWidthExplains``. The widths placed and the lines logged."""
     import itertools
 
     import ab_hooks
