@@ -545,12 +545,8 @@ class ServedForgetsOneRequestOnly:
         step drifts); False if it already does, or where no engine core
         whose scheduler has a served width controller calls it (see
         ``ServedExploresUntilCompared``)."""
-        from vllm.v1.spec_decode.dynamic import served_width
-
-        cls = served_width.ServedWidthController
-        if getattr(cls._forget, "_one_request_only", False):
-            return False
-        if not _engine_core_has(cls):
+        cls = _served_controller_to_wrap("_forget", "_one_request_only")
+        if cls is None:
             return False
         forget = cls._forget
 
@@ -587,10 +583,7 @@ class ServedWidthExplains:
         (see ``ServedExploresUntilCompared``)."""
         from vllm.v1.spec_decode.dynamic import served_width
 
-        cls = served_width.ServedWidthController
-        if getattr(cls._finish_block, "_explains", False):
-            return False
-        if not _engine_core_has(cls):
+        if _served_controller_to_wrap("_finish_block", "_explains") is None:
             return False
         _explain_served_width(served_width)
         return True
@@ -616,10 +609,8 @@ class ServedPricesSlotFirst:
         and 32). It is that model's ``sed`` variant, as a hook."""
         from vllm.v1.spec_decode.dynamic import served_width
 
-        cls = served_width.ServedWidthController
-        if getattr(cls._start_block, "_slot_first", False):
-            return False
-        if not _engine_core_has(cls):
+        cls = _served_controller_to_wrap("_start_block", "_slot_first")
+        if cls is None:
             return False
         start_block = cls._start_block
 
@@ -716,6 +707,19 @@ def _explain_served_width(served_width) -> None:
     served_width._mean_and_bound = explained_mean_and_bound
     cls._start_block = explained_start_block
     cls._finish_block = explained_finish_block
+
+
+def _served_controller_to_wrap(method: str, flag: str):
+    """vLLM's ``ServedWidthController`` class, where its ``method`` is not yet
+    wrapped by a hook that marks it with ``flag`` and an engine core in this
+    process calls with one (``_engine_core_has``); else None (the served
+    width hooks then say False)."""
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    cls = served_width.ServedWidthController
+    if getattr(getattr(cls, method), flag, False) or not _engine_core_has(cls):
+        return None
+    return cls
 
 
 def _engine_core_has(controller_cls: type) -> bool:

@@ -237,20 +237,15 @@ def main(argv: list[str]) -> int:
                      f"{', '.join(arms)})")
     if args.mix:
         rows = mix_of(data, args.concurrency, args.settle, least=0.03)
-        if not rows:
-            print("no full steps with the verify's tokens recorded")
-            return 1
-        print(mix_table(rows))
-        if args.json:
-            args.json.write_text(json.dumps(rows, indent=1) + "\n")
-            print(f"wrote {args.json}")
-        return 0
-    rows = rows_of(data, args.width, args.base, args.concurrency, args.settle)
+        render, none = mix_table, "no full steps with the verify's tokens recorded"
+    else:
+        rows = rows_of(data, args.width, args.base, args.concurrency, args.settle)
+        render, none = table, f"no full steps at width {args.width}" + (
+            f" at c={args.concurrency}" if args.concurrency else "")
     if not rows:
-        print(f"no full steps at width {args.width}"
-              + (f" at c={args.concurrency}" if args.concurrency else ""))
+        print(none)
         return 1
-    print(table(rows))
+    print(render(rows))
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
         print(f"wrote {args.json}")

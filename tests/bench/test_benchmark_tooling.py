@@ -2216,10 +2216,7 @@ def test_served_explores_until_compared_ends_the_slow_exploration(hook, monkeypa
     clock = [0.0]
     controller = served_width.ServedWidthController([64], 64, 4, clock=lambda: clock[0])
     if hook:
-        core = _core_with(controller)
-        worker = ab_hooks.ServedExploresUntilCompared()
-        assert core.rpc(worker) is True
-        assert core.rpc(worker) is False  # not twice
+        _install_once(controller, ab_hooks.ServedExploresUntilCompared)
     costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
     placed = _serve_width(controller, clock, 6000, costs, lambda w: 1.0 + 0.5 * w,
                           num_reqs=64)
@@ -2248,6 +2245,24 @@ def _core_with(controller, method="dsl_served_explores_until_compared"):
     return Core()
 
 
+def _install_once(controller, hook_cls, method="dsl_served_explores_until_compared"):
+    """Run ``hook_cls().method`` from an engine core whose scheduler holds
+    ``controller``: it installs the first time, and says False the second
+    (not twice)."""
+    core = _core_with(controller, method)
+    worker = hook_cls()
+    assert core.rpc(worker) is True
+    assert core.rpc(worker) is False  # not twice
+
+
+def _info_lines(monkeypatch, served_width) -> list[str]:
+    """The served width rule's INFO lines from now on, formatted."""
+    lines: list[str] = []
+    monkeypatch.setattr(served_width.logger, "info",
+                        lambda msg, *args: lines.append(msg % args))
+    return lines
+
+
 @pytest.mark.parametrize("hook", [False, True])
 def test_served_forgets_one_request_only_keeps_larger_batch_sizes_evidence(
         hook, monkeypatch):
@@ -2264,16 +2279,12 @@ def test_served_forgets_one_request_only_keeps_larger_batch_sizes_evidence(
 
     monkeypatch.setattr(served_width.ServedWidthController, "_forget",
                         served_width.ServedWidthController._forget)
-    lines = []
-    monkeypatch.setattr(served_width.logger, "info",
-                        lambda msg, *args: lines.append(msg % args))
+    lines = _info_lines(monkeypatch, served_width)
     clock = [0.0]
     controller = served_width.ServedWidthController([1, 8], 8, 4, clock=lambda: clock[0])
     if hook:
-        core = _core_with(controller, "dsl_served_forgets_one_request_only")
-        worker = ab_hooks.ServedForgetsOneRequestOnly()
-        assert core.rpc(worker) is True
-        assert core.rpc(worker) is False  # not twice
+        _install_once(controller, ab_hooks.ServedForgetsOneRequestOnly,
+                      "dsl_served_forgets_one_request_only")
         assert issubclass(ab_hooks.ServedForgetsOneRequestOnlyTimer, ab_hooks.HostTimer)
     costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
     _serve_width(controller, clock, 6000, costs, lambda w: 1.0 + 0.3 * w)
@@ -2311,16 +2322,11 @@ def _explained_run(monkeypatch, hook):
                         (cls, "_finish_block")):
         monkeypatch.setattr(owner, name, getattr(owner, name))
     monkeypatch.setattr(ab_hooks, "_EXPLAIN_EVERY_S", 0.0)
-    lines = []
-    monkeypatch.setattr(served_width.logger, "info",
-                        lambda msg, *args: lines.append(msg % args))
+    lines = _info_lines(monkeypatch, served_width)
     clock = [0.0]
     controller = served_width.ServedWidthController([8], 8, 4, clock=lambda: clock[0])
     if hook:
-        core = _core_with(controller, "dsl_served_width_explains")
-        worker = ab_hooks.ServedWidthExplains()
-        assert core.rpc(worker) is True
-        assert core.rpc(worker) is False  # not twice
+        _install_once(controller, ab_hooks.ServedWidthExplains, "dsl_served_width_explains")
         assert issubclass(ab_hooks.ServedWidthExplainsTimer, ab_hooks.HostTimer)
     costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
     turn = itertools.count()
@@ -2408,10 +2414,8 @@ def _slot_first_run(module, hook=False, monkeypatch=None):
     if hook:
         cls = module.ServedWidthController
         monkeypatch.setattr(cls, "_start_block", cls._start_block)
-        core = _core_with(controller, "dsl_served_prices_slot_first")
-        worker = ab_hooks.ServedPricesSlotFirst()
-        assert core.rpc(worker) is True
-        assert core.rpc(worker) is False  # not twice
+        _install_once(controller, ab_hooks.ServedPricesSlotFirst,
+                      "dsl_served_prices_slot_first")
     costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
     turn = itertools.count()
     placed = []
