@@ -597,7 +597,9 @@ class ServedPricesSlotFirst:
         narrower width as compared, explored one block in
         ``_EXPLORE_SLOW``, as soon as the width has units priced one
         narrower, and until the slot is priced those units count it as
-        nothing, which never favours narrowing). False if it already does,
+        nothing, which never favours narrowing); where the loop never filled
+        the width (it narrows whatever the slot costs) the series' rule
+        stands. False if it already does,
         or where no engine core whose scheduler has a served width
         controller calls it.
 
@@ -606,7 +608,9 @@ class ServedPricesSlotFirst:
         size of 8 held 3 drafts through windows of 4, 8 and 16 units with
         the slot not priced yet; exploring one narrower first reached 2
         sooner at 64 requests (+0.6-0.8% a token there, within +-0.3% at 8
-        and 32). It is that model's ``sed`` variant, as a hook."""
+        and 32). It is that model's ``sed`` variant, as a hook, with the
+        never-filled exemption of session 67's wip
+        (``benchmarks/results/2026-12-07-s67-plan/wip-slot-first.patch``)."""
         from vllm.v1.spec_decode.dynamic import served_width
 
         cls = _served_controller_to_wrap("_start_block", "_slot_first")
@@ -617,7 +621,12 @@ class ServedPricesSlotFirst:
         @functools.wraps(start_block)
         def start_block_slot_first(controller, size):
             held = size.narrower
-            if not (size.width > 1 and size.last_slot is None and held.ratios):
+            if not (
+                size.width > 1
+                and size.last_slot is None
+                and held.ratios
+                and held.widest >= size.width
+            ):
                 return start_block(controller, size)
             # The series adds the narrower width to ``compared`` where the
             # window has units: hidden for this call.

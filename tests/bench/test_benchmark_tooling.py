@@ -2387,15 +2387,18 @@ def test_served_width_explains_each_test_and_decides_the_same(monkeypatch):
 def _slot_first_variant(monkeypatch):
     """vLLM's served width module with the one line that
     ``ServedPricesSlotFirst`` changes edited in its source (as session 66's
-    ``benchmarks/results/2026-12-07-cpu-s66-cap8-life/sim.sh`` does), loaded
+    ``benchmarks/results/2026-12-07-cpu-s66-cap8-life/sim.sh`` does, plus
+    session 67's exemption of a width the loop never filled, as in
+    ``benchmarks/results/2026-12-07-s67-plan/wip-slot-first.patch``), loaded
     apart from the real one."""
     from vllm.v1.spec_decode.dynamic import served_width
 
     source = Path(served_width.__file__).read_text()
     old = "        if size.narrower.ratios and size.width > 1:\n"
     assert source.count(old) == 1
-    source = source.replace(old, "        if size.narrower.ratios and size.width > 1"
-                                 " and size.last_slot is not None:\n")
+    source = source.replace(old, "        if size.narrower.ratios and size.width > 1 and ("
+                                 "size.last_slot is not None"
+                                 " or size.narrower.widest < size.width):\n")
     module = types.ModuleType("served_width_slot_first")
     monkeypatch.setitem(sys.modules, module.__name__, module)
     exec(compile(source, module.__name__, "exec"), module.__dict__)
