@@ -64,18 +64,25 @@ def settled_steps(rnd: dict, concurrency: int, settle: int = 3) -> list[int]:
     ]
 
 
+def placed_widths(rnd: dict, concurrency: int) -> list[int | None]:
+    """Per step of one round, the width its verify was placed at (its padded
+    tokens over ``concurrency``, less one; the verify of ``C`` requests at
+    width ``w`` pads to ``C * (w + 1)`` up to, not including,
+    ``C * (w + 2)``), or None where the record has no verify tokens."""
+    steps = rnd["engine_steps"]
+    padded = steps.get("padded_tokens") or [None] * len(rnd["trace"]["ms"])
+    return [None if p is None else p // concurrency - 1 for p in padded]
+
+
 def full_step_times(rnd: dict, concurrency: int, width: int,
                     settle: int = 3) -> list[float]:
     """The periods (ms) of one round's full steps (see the module docstring)."""
-    steps, ms = rnd["engine_steps"], rnd["trace"]["ms"]
-    drafted = steps["drafted"]
-    padded = steps.get("padded_tokens") or [None] * len(ms)
-    low, high = concurrency * (width + 1), concurrency * (width + 2)
+    drafted, ms = rnd["engine_steps"]["drafted"], rnd["trace"]["ms"]
+    placed = placed_widths(rnd, concurrency)
     return [
         ms[i]
         for i in settled_steps(rnd, concurrency, settle)
-        if drafted[i] == concurrency * width
-        and (padded[i] is None or low <= padded[i] < high)
+        if drafted[i] == concurrency * width and placed[i] in (None, width)
     ]
 
 
@@ -150,13 +157,12 @@ def mix_of(data: dict, only: int | None, settle: int = 3,
         for arm, rounds in point.get("step_ms", {}).items():
             kinds: dict[tuple[int, float], list[float]] = {}
             for rnd in rounds:
-                steps, ms = rnd["engine_steps"], rnd["trace"]["ms"]
-                padded = steps.get("padded_tokens") or [None] * len(ms)
+                drafted, ms = rnd["engine_steps"]["drafted"], rnd["trace"]["ms"]
+                placed = placed_widths(rnd, c)
                 for i in settled_steps(rnd, c, settle):
-                    if padded[i] is None or steps["drafted"][i] is None:
+                    if placed[i] is None or drafted[i] is None:
                         continue
-                    key = (padded[i] // c - 1, steps["drafted"][i] / c)
-                    kinds.setdefault(key, []).append(ms[i])
+                    kinds.setdefault((placed[i], drafted[i] / c), []).append(ms[i])
             total = sum(len(v) for v in kinds.values())
             if not total:
                 continue
