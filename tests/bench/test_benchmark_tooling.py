@@ -2355,12 +2355,23 @@ def test_served_width_explains_each_test_and_decides_the_same(monkeypatch):
                       r"mean ([-+][\d.]+), bound ([-+][\d.]+) (paired|narrower: never "
                       r"filled (True|False), drafted at most (\d))")
     moves, last, narrower = 0, None, set()
+    saved = re.compile(r", saves ([-\d.]+)% of the time, loses ([-\d.]+)% of the tokens$")
+    priced_lines = 0
     for line in lines:
         m = test.match(line)
         if m:
             last = m
             if m[6] != "paired":
                 narrower.add(m[7])
+                # Every step gives a request 1 + 0.3 w tokens, a quarter of
+                # them all accepted: one narrower loses 0.25 of a token a
+                # step of those, and saves some of the time.
+                priced = saved.search(line)
+                assert priced, line
+                width = int(m[1])
+                assert float(priced[2]) == pytest.approx(25 / (1 + 0.3 * width), abs=0.051), line
+                assert 0 <= float(priced[1]) < 100, line
+                priced_lines += 1
             continue
         if "drafts for up to 8 requests (from" in line:
             moves += 1
@@ -2370,7 +2381,7 @@ def test_served_width_explains_each_test_and_decides_the_same(monkeypatch):
             last = None
         elif last is not None and last[7] == "False":
             assert not (float(last[4]) < -served_width._MARGIN and float(last[5]) < 0), last[0]
-    assert moves == 2 and narrower == {"True", "False"}, lines
+    assert moves == 2 and narrower == {"True", "False"} and priced_lines, lines
     blocks = re.compile(r"served width blocks: 8 rows at \d: started (\d+), finished (\d+), "
                         r"compared (\d+) \((\d+) explored\), too few measured (\d+), "
                         r"stale (\d+)$")
