@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Regenerates c1.txt (~30 s on 2 cores, no GPU): slot-first against the series
+# at one request, cap 4 and cap 8, on the drafter's traces. The series is
+# vllm/ as applied (`scripts/apply_and_build.sh`); slot-first is the series
+# with ../2026-12-07-s67-plan/wip-slot-first.patch applied to a copy of its
+# served_width.py.
+# Usage: bash benchmarks/results/2026-12-07-cpu-s68-c1-slot-first/sim.sh [--help]
+set -euo pipefail
+if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
+  sed -n 2,6p "$0"; exit 0
+fi
+here=$(cd "$(dirname "$0")" && pwd)
+cd "$here/../../.."
+module=vllm/vllm/v1/spec_decode/dynamic/served_width.py
+[[ -f $module ]] || { echo "sim.sh: no $module: run scripts/apply_and_build.sh first" >&2; exit 1; }
+py=${PYTHON:-.venv/bin/python}
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+mkdir -p "$tmp/vllm/v1/spec_decode/dynamic"
+cp "$module" "$tmp/vllm/v1/spec_decode/dynamic/served_width.py"
+git -C "$tmp" init -q
+git -C "$tmp" apply --include='vllm/v1/spec_decode/dynamic/served_width.py' \
+  "$here/../2026-12-07-s67-plan/wip-slot-first.patch" \
+  || { echo "sim.sh: the wip no longer applies to $module" >&2; exit 1; }
+{
+  echo "== series $(git -C vllm rev-parse --short HEAD), slot first: its wip"
+  "$py" "$here/c1.py" --series "$module" --variant "$tmp/vllm/v1/spec_decode/dynamic/served_width.py" --seeds 10
+} 2> /dev/null | grep -v '^INFO' > "$here/c1.txt"
