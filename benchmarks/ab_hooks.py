@@ -644,6 +644,44 @@ class ServedPricesSlotFirst:
         return True
 
 
+class ServedPricesDraftStepAtStartUp:
+    def dsl_served_prices_draft_step_at_start_up(self) -> bool:
+        """True once the engine core's served width rule prices a batch
+        size's draft step at what start-up timed one draft forward of as
+        many rows alone (the series' ceiling), where it timed one, and from
+        the served steps (the series' price) only where it did not; the
+        served price is still read and logged. False if it already does, or
+        where no engine core whose scheduler has a served width controller
+        calls it.
+
+        Session 68: on session 67's H100 at 32 requests
+        (``benchmarks/results/2026-12-07-h100-s67/``) the served steps
+        priced a draft step at 1.38-1.55 ms where start-up timed 1.655 ms
+        (28 rows) and 1.696 ms (32), and the client's full steps at 32 that
+        drafted 3 took 1.63 ms more than those that drafted 2 at the same
+        width; one narrower then saved 8.3% of the time and lost 8.8% of the
+        tokens (a held width of 3), where SD K=2 was 2.4% cheaper a token."""
+        from vllm.v1.spec_decode.dynamic import served_width
+
+        size_cls = served_width._Size
+        draft_step_time = size_cls.draft_step_time
+        if getattr(draft_step_time, "_start_up", False) or not _engine_core_has(
+                served_width.ServedWidthController):
+            return False
+
+        @functools.wraps(draft_step_time)
+        def draft_step_time_at_start_up(size):
+            served = draft_step_time(size)
+            if size.draft_step_ceiling is None:
+                return served
+            size.last_draft_step = size.draft_step_ceiling
+            return size.last_draft_step
+
+        draft_step_time_at_start_up._start_up = True  # type: ignore[attr-defined]
+        size_cls.draft_step_time = draft_step_time_at_start_up
+        return True
+
+
 _EXPLAIN_EVERY_S = 10.0
 
 
@@ -851,6 +889,15 @@ class ServedPricesSlotFirstExplainsTimer(ServedPricesSlotFirst, ServedWidthExpla
     """All three, for one arm: ``"rpc": ["dsl_served_prices_slot_first",
     "dsl_served_width_explains", "host_timer_on"]`` (``proxies-ab.sh``'s
     ``+s`` arms)."""
+
+
+class ServedPricesAtStartUpExplainsTimer(ServedPricesDraftStepAtStartUp,
+                                        ServedPricesSlotFirst, ServedWidthExplains,
+                                        HostTimer):
+    """Slot first with the draft step priced at start-up, for one arm:
+    ``"rpc": ["dsl_served_prices_draft_step_at_start_up",
+    "dsl_served_prices_slot_first", "dsl_served_width_explains",
+    "host_timer_on"]`` (``proxies-ab.sh``'s ``+d`` arms)."""
 
 
 class ServedNarrowsOnTokensTimer(ServedNarrowsOnTokens, HostTimer):

@@ -215,6 +215,23 @@ def test_e_and_s_arms_log_the_served_widths_tests(checkout, tmp_path):
     _assert_hook_answers(options["e"], "ServedWidthExplainsTimer")
 
 
+def test_d_arms_price_the_draft_step_at_start_up_with_slot_first(checkout, tmp_path):
+    """+d: slot first (+s) with the draft step priced at what start-up
+    timed, logged and host timed as +e's; its options name methods the
+    hook class has."""
+    r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms",
+             "sd2+t,dsl8+s,dsl8+d", "--concurrency", "32", mib=81559)
+    assert r.returncode == 0, r.stderr
+    options = _arm_options((tmp_path / "record" / "seen").read_text().splitlines()[2])
+    assert set(options) == {"t", "s", "d"}
+    assert options["d"] == {
+        "engine": {"worker_extension_cls": "ab_hooks.ServedPricesAtStartUpExplainsTimer"},
+        "rpc": ["dsl_served_prices_draft_step_at_start_up", "dsl_served_prices_slot_first",
+                "dsl_served_width_explains", "host_timer_on"],
+        "probe": "host_timer_read"}
+    _assert_hook_answers(options["d"], "ServedPricesAtStartUpExplainsTimer")
+
+
 def test_without_arms_small_every_gpu_runs_the_arms(checkout, tmp_path):
     r = _run(checkout, tmp_path, "s9p", str(tmp_path / "s9"), "--arms", "sd2+t,dsl4+t",
              "--rounds", "4", "--concurrency", "8", mib=81559)
@@ -249,11 +266,12 @@ def test_a_failed_ab_start_fails_with_its_log(checkout, tmp_path):
     (["s57p", "/x", "--arms", "sd2", "--cap", "8"], "unknown option --cap"),
     (["s5 7", "/x", "--arms", "sd2"], "must be letters, digits"),
     (["s57p"], "NAME and PLAN_DIR are needed"),
-    (["s57p", "/x", "--arms", "sd2+t,sd2+u"], "arm 'sd2+u': +u, +v, +f, +e and +s act on a DSL"),
-    (["s57p", "/x", "--arms", "target+v"], "arm 'target+v': +u, +v, +f, +e and +s act on a DSL"),
-    (["s57p", "/x", "--arms", "sd2+f"], "arm 'sd2+f': +u, +v, +f, +e and +s act on a DSL"),
-    (["s57p", "/x", "--arms", "sd2+e"], "arm 'sd2+e': +u, +v, +f, +e and +s act on a DSL"),
-    (["s57p", "/x", "--arms", "target+s"], "arm 'target+s': +u, +v, +f, +e and +s act on a DSL"),
+    (["s57p", "/x", "--arms", "sd2+t,sd2+u"], "arm 'sd2+u': +u, +v, +f, +e, +s and +d act on a DSL"),
+    (["s57p", "/x", "--arms", "target+v"], "arm 'target+v': +u, +v, +f, +e, +s and +d act on a DSL"),
+    (["s57p", "/x", "--arms", "sd2+f"], "arm 'sd2+f': +u, +v, +f, +e, +s and +d act on a DSL"),
+    (["s57p", "/x", "--arms", "sd2+e"], "arm 'sd2+e': +u, +v, +f, +e, +s and +d act on a DSL"),
+    (["s57p", "/x", "--arms", "target+s"], "arm 'target+s': +u, +v, +f, +e, +s and +d act on a DSL"),
+    (["s57p", "/x", "--arms", "sd2+d"], "arm 'sd2+d': +u, +v, +f, +e, +s and +d act on a DSL"),
     (["s57p", "/x", "--arms", "sd2+t", "--arms-small", "dsl4"], "arm 'dsl4' needs a label"),
 ])
 def test_bad_arguments_are_named_and_nothing_starts(checkout, tmp_path, args, says):

@@ -35,7 +35,9 @@
 #                      test and the blocks compared, nothing decided
 #                      differently), +s also explores the narrower width
 #                      fast until its slot is priced
-#                      (ab_hooks.ServedPricesSlotFirst, with +e's logging);
+#                      (ab_hooks.ServedPricesSlotFirst, with +e's logging),
+#                      +d is +s with the draft step priced at what start-up
+#                      timed (ab_hooks.ServedPricesDraftStepAtStartUp);
 #                      e.g. sd2+t,dsl4+t,dsl4+u
 #                      (required)
 #   --arms-small ARMS  the arms instead where the GPU has < 100,000 MiB (a
@@ -86,9 +88,9 @@ IFS=, read -r -a labelled <<< "$arms${small:+,$small}"
 for a in "${labelled[@]}"; do
   case $a in
     *+t) ;;
-    dsl[0-9]*+[uvfes]) ;;
-    *+[uvfes]) echo "proxies-ab.sh: arm '$a': +u, +v, +f, +e and +s act on a DSL engine, so they take a dslN arm" >&2; exit 2 ;;
-    *) echo "proxies-ab.sh: arm '$a' needs a label: +t (host timer) or, on a dslN arm, +u (its stop unpriced), +v (unpriced, no device loop), +f (only one request's batch size forgets), +e (the served width logs its tests) or +s (+e, the narrower slot priced first)" >&2; exit 2 ;;
+    dsl[0-9]*+[uvfesd]) ;;
+    *+[uvfesd]) echo "proxies-ab.sh: arm '$a': +u, +v, +f, +e, +s and +d act on a DSL engine, so they take a dslN arm" >&2; exit 2 ;;
+    *) echo "proxies-ab.sh: arm '$a' needs a label: +t (host timer) or, on a dslN arm, +u (its stop unpriced), +v (unpriced, no device loop), +f (only one request's batch size forgets), +e (the served width logs its tests), +s (+e, the narrower slot priced first) or +d (+s, the draft step priced at start-up)" >&2; exit 2 ;;
   esac
 done
 [[ -d .gpu-bundles/prompts ]] || { echo "proxies-ab.sh: no .gpu-bundles/prompts: carry it with the last chunk" >&2; exit 2; }

@@ -322,8 +322,9 @@ env_bytes() {
 # one request forget its evidence (ServedForgetsOneRequestOnly); +e logs the
 # served width's window tests and block counts, deciding nothing differently
 # (ServedWidthExplains); +s also explores the narrower width fast until its
-# slot is priced (ServedPricesSlotFirst, with +e's logging). Each caller
-# checks which labels it allows.
+# slot is priced (ServedPricesSlotFirst, with +e's logging); +d is +s with
+# the draft step priced at its start-up timing (ServedPricesDraftStepAtStartUp).
+# Each caller checks which labels it allows.
 ab_arm_options() {
   local label out=''
   local -A hook=(
@@ -333,8 +334,9 @@ ab_arm_options() {
     [f]='{"engine": {"worker_extension_cls": "ab_hooks.ServedForgetsOneRequestOnlyTimer"}, "rpc": ["dsl_served_forgets_one_request_only", "host_timer_on"], "probe": "host_timer_read"}'
     [e]='{"engine": {"worker_extension_cls": "ab_hooks.ServedWidthExplainsTimer"}, "rpc": ["dsl_served_width_explains", "host_timer_on"], "probe": "host_timer_read"}'
     [s]='{"engine": {"worker_extension_cls": "ab_hooks.ServedPricesSlotFirstExplainsTimer"}, "rpc": ["dsl_served_prices_slot_first", "dsl_served_width_explains", "host_timer_on"], "probe": "host_timer_read"}'
+    [d]='{"engine": {"worker_extension_cls": "ab_hooks.ServedPricesAtStartUpExplainsTimer"}, "rpc": ["dsl_served_prices_draft_step_at_start_up", "dsl_served_prices_slot_first", "dsl_served_width_explains", "host_timer_on"], "probe": "host_timer_read"}'
   )
-  for label in t u v f e s; do
+  for label in t u v f e s d; do
     if [[ ",$1," == *"+$label,"* ]]; then out+="${out:+, }\"$label\": ${hook[$label]}"; fi
   done
   echo "{$out}"

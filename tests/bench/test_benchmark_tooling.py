@@ -2460,6 +2460,63 @@ def test_served_prices_slot_first_is_the_one_line_variant(monkeypatch):
     assert issubclass(timer, ab_hooks.HostTimer)
 
 
+def _start_up_run(monkeypatch, hook):
+    """Cap 4 at 8 requests, width 2 the cheapest a token, the loop drafting
+    1, 2, 3, 1, ... forwards, whose steps take no longer for it (the served
+    steps price a draft step at about nothing) while start-up timed one at
+    2.0: the moves (step, from, to) and the batch size's state."""
+    import itertools
+
+    import ab_hooks
+
+    from vllm.v1.spec_decode.dynamic import served_width
+
+    monkeypatch.setattr(served_width._Size, "draft_step_time",
+                        served_width._Size.draft_step_time)
+    clock = [0.0]
+    controller = served_width.ServedWidthController([8], 8, 4, clock=lambda: clock[0])
+    controller.set_draft_step_ceilings({8: 2.0})
+    moves = []
+    move = controller._move
+
+    def on_move(size, width, *args, **kwargs):
+        moves.append((controller._steps, size.width, width))
+        return move(size, width, *args, **kwargs)
+
+    controller._move = on_move
+    if hook:
+        _install_once(controller, ab_hooks.ServedPricesDraftStepAtStartUp,
+                      "dsl_served_prices_draft_step_at_start_up")
+    turn = itertools.count()
+    _serve_width(controller, clock, 3000, {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4},
+                 lambda w: 1.0 + 0.3 * w, forwards=lambda w: min(w, 1 + next(turn) % 3))
+    return moves, controller._state[0]
+
+
+def test_served_prices_draft_step_at_start_up_prices_what_start_up_timed(monkeypatch):
+    """The series prices the draft step from the served steps (about
+    nothing here) and narrows 3 to 2 on paired blocks; with the hook it
+    prices what start-up timed (2.0), still reads the served price, and
+    narrows 3 to 2 sooner, on the counterfactual. Where start-up
+    overstates the served draft step, as here, that price alone moves the
+    batch size on to 1, which paired blocks then undo: what an A/B of the
+    hook has to rule out."""
+    import ab_hooks
+
+    series, series_size = _start_up_run(monkeypatch, hook=False)
+    hooked, size = _start_up_run(monkeypatch, hook=True)
+    assert series_size.last_draft_step < 0.1 and series_size.draft_step_ceiling == 2.0
+    assert [m[1:] for m in series] == [(4, 3), (3, 2)]
+    assert size.last_draft_step == 2.0 and size.last_draft_step_served < 0.1
+    assert hooked[:2] == [series[0], (hooked[1][0], 3, 2)] and hooked[1][0] < series[1][0]
+    assert (2, 1) in [m[1:] for m in hooked] and (1, 2) in [m[1:] for m in hooked]
+    assert ab_hooks.ServedPricesDraftStepAtStartUp().dsl_served_prices_draft_step_at_start_up() is False
+    timer = ab_hooks.ServedPricesAtStartUpExplainsTimer
+    assert issubclass(timer, ab_hooks.ServedPricesSlotFirst)
+    assert issubclass(timer, ab_hooks.ServedWidthExplains)
+    assert issubclass(timer, ab_hooks.HostTimer)
+
+
 def test_served_width_explains_refuses_where_no_engine_core_calls():
     """As ``ServedForgetsOneRequestOnly``: False where no engine core with a
     served width controller calls it, and nothing is wrapped."""
