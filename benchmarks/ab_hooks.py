@@ -659,8 +659,13 @@ class ServedPricesDraftStepAtStartUp:
         priced a draft step at 1.38-1.55 ms where start-up timed 1.655 ms
         (28 rows) and 1.696 ms (32), and the client's full steps at 32 that
         drafted 3 took 1.63 ms more than those that drafted 2 at the same
-        width; one narrower then saved 8.3% of the time and lost 8.8% of the
-        tokens (a held width of 3), where SD K=2 was 2.4% cheaper a token."""
+        width. At 32 the tests of 3 against 2 held (one narrower +0.6% to
+        +1.5% a token, the slot priced at ~0) where SD K=2 was 2.4% cheaper
+        a token; on the served steps one narrower is ~1-1.5% cheaper there,
+        at the rule's margin (``benchmarks/results/2026-12-07-cpu-s68-draft-
+        step-price/``). Start-up times a draft step at 32 rows 4-11% above a
+        served one, so this prices it high: a test of whether moving 32
+        requests to 2 closes the gap, not a price to ship."""
         from vllm.v1.spec_decode.dynamic import served_width
 
         size_cls = served_width._Size
