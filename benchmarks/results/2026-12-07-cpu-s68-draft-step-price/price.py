@@ -4,9 +4,9 @@ engine's served width rule priced it at and what start-up timed:
     python3 price.py RUN-abab.json.gz RUN-abab.log.gz [--width 3]
 
 From the A/B's trace (``abab.py``'s ``engine_steps`` beside each step's
-period): the full steps of each DSL arm (exactly ``C`` requests, no request
-added and no first token in the step nor the 3 before it) placed at
-``--width`` (the verify's padded tokens over ``C``, less one), split by the
+period): the full steps of each DSL arm (``benchmarks/full_steps.py``'s:
+exactly ``C`` requests, no request added and no first token in the step nor
+the 3 before it) placed at ``--width`` (its ``placed_widths``), split by the
 draft forwards their loop ran; the difference of the periods' medians and of
 their means between ``width`` forwards and ``width - 1``, and, as a check of
 the alignment, the median difference with the forwards taken from the step
@@ -23,24 +23,27 @@ import gzip
 import json
 import re
 import statistics
+import sys
 from collections import defaultdict
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from full_steps import placed_widths, settled_steps  # noqa: E402
 
 
 def full_steps(rnd: dict, concurrency: int, width: int, shift: int = 0) -> dict[int, list[float]]:
-    """A round's full steps at ``width``: periods by draft forwards (those
-    of the step ``shift`` away)."""
-    steps, trace = rnd["engine_steps"], rnd["trace"]
+    """A round's full steps at ``width`` (``full_steps.settled_steps`` and
+    ``placed_widths``, whatever the loop drafted): periods by draft forwards
+    (those of the step ``shift`` away)."""
+    forwards, ms = rnd["engine_steps"]["draft_forwards"], rnd["trace"]["ms"]
+    placed = placed_widths(rnd, concurrency)
     by: dict[int, list[float]] = defaultdict(list)
-    n = len(trace["ms"])
-    for i in range(4, n - 1):
-        if any(trace["firsts"][j] or trace["added"][j] for j in range(i - 3, i + 1)):
+    for i in settled_steps(rnd, concurrency):
+        if placed[i] != width or not 0 <= i + shift < len(ms):
             continue
-        run, padded = steps["running"][i], steps["padded_tokens"][i]
-        if run != concurrency or not padded or round(padded / run) - 1 != width:
-            continue
-        fw = steps["draft_forwards"][i + shift]
+        fw = forwards[i + shift]
         if fw is not None:
-            by[fw].append(trace["ms"][i])
+            by[fw].append(ms[i])
     return by
 
 
