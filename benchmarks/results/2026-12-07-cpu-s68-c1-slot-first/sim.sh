@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Regenerates c1.txt (~30 s on 2 cores, no GPU): slot-first against the series
+# Regenerates c1.txt and branch-counts.txt (~30 s on 2 cores, no GPU): slot-first against the series
 # at one request, cap 4 and cap 8, on the drafter's traces. The series is
 # vllm/ as applied (`scripts/apply_and_build.sh`); slot-first is the series
 # with ../2026-12-07-s67-plan/wip-slot-first.patch applied to a copy of its
@@ -26,3 +26,5 @@ git -C "$tmp" apply --include='vllm/v1/spec_decode/dynamic/served_width.py' \
   echo "== series $(git -C vllm rev-parse --short HEAD), slot first: its wip"
   "$py" "$here/c1.py" --series "$module" --variant "$tmp/vllm/v1/spec_decode/dynamic/served_width.py" --seeds 10
 } 2> /dev/null | grep -v '^INFO' > "$here/c1.txt"
+"$py" "$here/branch_counts.py" --variant "$tmp/vllm/v1/spec_decode/dynamic/served_width.py" \
+  2> /dev/null | grep -v '^INFO' > "$here/branch-counts.txt"
