@@ -661,11 +661,11 @@ class ServedPricesDraftStepAtStartUp:
         drafted 3 took 1.63 ms more than those that drafted 2 at the same
         width. At 32 the tests of 3 against 2 held (one narrower +0.6% to
         +1.5% a token, the slot priced at ~0) where SD K=2 was 2.4% cheaper
-        a token; on the served steps one narrower is ~1-1.5% cheaper there,
+        a token; on the served steps one narrower is 0-1.5% cheaper there,
         at the rule's margin (``benchmarks/results/2026-12-07-cpu-s68-draft-
         step-price/``). Start-up times a draft step at 32 rows 4-11% above a
-        served one, so this prices it high: a test of whether moving 32
-        requests to 2 closes the gap, not a price to ship."""
+        served one, so this prices it high: a test of how much of the gap
+        moving 32 requests to 2 recovers, not a price to ship."""
         from vllm.v1.spec_decode.dynamic import served_width
 
         size_cls = served_width._Size
