@@ -569,7 +569,8 @@ class ServedWidthExplains:
           one narrower, the units, the mean log cost ratio and its t bound
           (a move needs mean < -``_MARGIN`` and bound < 0); for one narrower
           also whether the loop never filled the width, the most it drafted,
-          and the draft step's and the slot's prices;
+          the draft step's and the slot's prices, and what the window's steps
+          one narrower save of their time and lose of their tokens;
         - every ``_EXPLAIN_EVERY_S`` s of steps, per batch size
           (``served width blocks:``): the blocks started, finished and
           compared since the last such line, those explored, and why a
