@@ -8,13 +8,13 @@
 # seed 0's window tests at cap 8 (ab_hooks.ServedWidthExplains).
 # Usage: bash benchmarks/results/2026-12-07-cpu-s66-cap8-life/sim.sh [--help]
 set -euo pipefail
-if [[ "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-  sed -n 2,8p "$0"; exit 0
-fi
+# shellcheck source=scripts/lib/common.sh
+source "$(dirname "$0")/../../../scripts/lib/common.sh"
+handle_help "$@"
 here=$(cd "$(dirname "$0")" && pwd)
-cd "$here/../../.."
+cd "$ROOT"
 module=vllm/vllm/v1/spec_decode/dynamic/served_width.py
-[[ -f $module ]] || { echo "sim.sh: no $module: run scripts/apply_and_build.sh first" >&2; exit 1; }
+[[ -f $module ]] || die "no $module: run scripts/apply_and_build.sh first"
 py=${PYTHON:-.venv/bin/python}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
