@@ -2135,6 +2135,19 @@ def test_host_timer_pair_splits_the_step_into_each_calls_own_time():
         run, "sd4+t", "sd2+t")
 
 
+# Cost a token by width, cap 4: width 2 the cheapest (``_serve_width``).
+_CAP4_COSTS = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
+
+
+def _cycling_forwards():
+    """A loop drafting 1, 2, 3, 1, ... forwards, at most the width
+    (``_serve_width``'s ``forwards``)."""
+    import itertools
+
+    turn = itertools.count()
+    return lambda w: min(w, 1 + next(turn) % 3)
+
+
 def _serve_width(controller, clock, num_steps, cost_per_token, tokens, seed=0,
                  num_reqs=8, forwards=None):
     """Steps under async scheduling, as vLLM's served width tests serve them:
@@ -2187,7 +2200,7 @@ def test_served_keeps_width_keeps_the_width_it_forgets_the_evidence_of(
                                                    inner(self, size, shift)))
     clock = [0.0]
     controller = served_width.ServedWidthController([8], 8, 4, clock=lambda: clock[0])
-    costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
+    costs = _CAP4_COSTS
     _serve_width(controller, clock, 6000, costs, lambda w: 1.0 + 0.3 * w)
     assert controller.widths()[8] == 2 and forgot == []
     # The requests change: 60% more tokens a step at every width.
@@ -2217,7 +2230,7 @@ def test_served_explores_until_compared_ends_the_slow_exploration(hook, monkeypa
     controller = served_width.ServedWidthController([64], 64, 4, clock=lambda: clock[0])
     if hook:
         _install_once(controller, ab_hooks.ServedExploresUntilCompared)
-    costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
+    costs = _CAP4_COSTS
     placed = _serve_width(controller, clock, 6000, costs, lambda w: 1.0 + 0.5 * w,
                           num_reqs=64)
     assert controller.widths()[64] == 2
@@ -2286,7 +2299,7 @@ def test_served_forgets_one_request_only_keeps_larger_batch_sizes_evidence(
         _install_once(controller, ab_hooks.ServedForgetsOneRequestOnly,
                       "dsl_served_forgets_one_request_only")
         assert issubclass(ab_hooks.ServedForgetsOneRequestOnlyTimer, ab_hooks.HostTimer)
-    costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
+    costs = _CAP4_COSTS
     _serve_width(controller, clock, 6000, costs, lambda w: 1.0 + 0.3 * w)
     assert controller.widths()[8] == 2
     assert not any("choosing again" in line for line in lines), lines
@@ -2311,8 +2324,6 @@ def _explained_run(monkeypatch, hook):
     width): 4 narrows at once to 3, which it fills, then moves to 2 once its
     units priced one narrower say so; with ``hook`` under
     ``ServedWidthExplains``. The widths placed and the lines logged."""
-    import itertools
-
     import ab_hooks
 
     from vllm.v1.spec_decode.dynamic import served_width
@@ -2328,10 +2339,8 @@ def _explained_run(monkeypatch, hook):
     if hook:
         _install_once(controller, ab_hooks.ServedWidthExplains, "dsl_served_width_explains")
         assert issubclass(ab_hooks.ServedWidthExplainsTimer, ab_hooks.HostTimer)
-    costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
-    turn = itertools.count()
-    placed = _serve_width(controller, clock, 3000, costs, lambda w: 1.0 + 0.3 * w,
-                          forwards=lambda w: min(w, 1 + next(turn) % 3))
+    placed = _serve_width(controller, clock, 3000, _CAP4_COSTS, lambda w: 1.0 + 0.3 * w,
+                          forwards=_cycling_forwards())
     return placed, lines, controller
 
 
@@ -2419,8 +2428,6 @@ def _slot_first_variant(monkeypatch):
 def _slot_first_run(module, hook=False, monkeypatch=None):
     """Cap 4 at 8 requests and at 32, width 2 the cheapest a token, the loop
     drafting 1, 2, 3, 1, ... forwards: the widths placed, and the controller."""
-    import itertools
-
     import ab_hooks
 
     clock = [0.0]
@@ -2430,13 +2437,11 @@ def _slot_first_run(module, hook=False, monkeypatch=None):
         monkeypatch.setattr(cls, "_start_block", cls._start_block)
         _install_once(controller, ab_hooks.ServedPricesSlotFirst,
                       "dsl_served_prices_slot_first")
-    costs = {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4}
-    turn = itertools.count()
+    forwards = _cycling_forwards()  # one cycle across the four runs
     placed = []
     for seed, rows in enumerate((8, 32, 8, 32)):
-        placed += _serve_width(controller, clock, 1500, costs, lambda w: 1.0 + 0.3 * w,
-                               seed=seed, num_reqs=rows,
-                               forwards=lambda w: min(w, 1 + next(turn) % 3))
+        placed += _serve_width(controller, clock, 1500, _CAP4_COSTS, lambda w: 1.0 + 0.3 * w,
+                               seed=seed, num_reqs=rows, forwards=forwards)
     return placed, controller
 
 
@@ -2465,8 +2470,6 @@ def _start_up_run(monkeypatch, hook):
     1, 2, 3, 1, ... forwards, whose steps take no longer for it (the served
     steps price a draft step at about nothing) while start-up timed one at
     2.0: the moves (step, from, to) and the batch size's state."""
-    import itertools
-
     import ab_hooks
 
     from vllm.v1.spec_decode.dynamic import served_width
@@ -2487,9 +2490,8 @@ def _start_up_run(monkeypatch, hook):
     if hook:
         _install_once(controller, ab_hooks.ServedPricesDraftStepAtStartUp,
                       "dsl_served_prices_draft_step_at_start_up")
-    turn = itertools.count()
-    _serve_width(controller, clock, 3000, {1: 5.1, 2: 4.7, 3: 5.0, 4: 5.4},
-                 lambda w: 1.0 + 0.3 * w, forwards=lambda w: min(w, 1 + next(turn) % 3))
+    _serve_width(controller, clock, 3000, _CAP4_COSTS, lambda w: 1.0 + 0.3 * w,
+                 forwards=_cycling_forwards())
     return moves, controller._state[0]
 
 
