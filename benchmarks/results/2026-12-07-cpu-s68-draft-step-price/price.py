@@ -11,7 +11,8 @@ draft forwards their loop ran; the difference of the periods' medians and of
 their means between ``width`` forwards and ``width - 1``, and, as a check of
 the alignment, the median difference with the forwards taken from the step
 before (-1) and after (+1). From the log: the start-up table's draft step
-at ``C`` rows (``speculator.py``'s line, per engine pid) and the draft step
+at ``C`` rows (``speculator.py``'s line, per engine pid, read with session
+60's ``prices.TABLE``) and the draft step
 of the served width rule's window tests at batch size ``C``
 (``ab_hooks.ServedWidthExplains``' lines: min, median, max).
 """
@@ -28,7 +29,9 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "2026-12-07-cpu-s60-draft-step-ceiling"))
 from full_steps import placed_widths, settled_steps  # noqa: E402
+from prices import TABLE  # noqa: E402  (session 60's start-up table pattern)
 
 
 def full_steps(rnd: dict, concurrency: int, width: int, shift: int = 0) -> dict[int, list[float]]:
@@ -53,15 +56,16 @@ def log_prices(log_lines: list[str]) -> tuple[dict[str, dict[int, float]], dict[
     table: dict[str, dict[int, float]] = {}
     tests: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     order: list[str] = []
-    row = re.compile(r"(\d+): ([\d.]+)/[\d.]+")
     for line in log_lines:
+        if m := TABLE.search(line):
+            table[m[1]] = {int(k): float(v.split("/")[0])
+                           for k, v in (x.split(":") for x in m[2].split(","))}
+            order.append(m[1])
+            continue
         pid = re.search(r"EngineCore pid=(\d+)", line)
         if not pid:
             continue
         pid = pid[1]
-        if "prices each draft step" in line and "rows: draft step/rest of step ms" in line:
-            table[pid] = {int(r): float(t) for r, t in row.findall(line.split("rows:", 1)[1])}
-            order.append(pid)
         m = re.search(r"served width test: batch size (\d+) at \d+ vs \d+, .*draft step ([\d.]+) ms", line)
         if m:
             tests[pid][int(m[1])].append(float(m[2]))
