@@ -39,6 +39,8 @@
 #                   checkout's tree (as scripts/gpu-host/call-size.sh counts it),
 #                   with CALL_MARGIN_BYTES to spare (default 1 MiB: about one
 #                   session's results, or the prompts carried with a chunk)
+#                   (it warns while benchmarks/results/ is in the tree:
+#                   scripts/gpu-host/slim-tree.sh leaves it out first)
 #   --out DIR       where the chunk folders go (default: .gpu-bundles, git-ignored)
 #   --code-only     only the vllm/ python package, into OUT/c1...
 #   --with-model    add the model GGUF          --with-train   add the distillation text
@@ -78,6 +80,9 @@ if [[ "$cap" == fit ]]; then
   margin=$(env_bytes CALL_MARGIN_BYTES 1048576) || exit 1
   cap=$(cd "$ROOT" && "$PY" "$ROOT/scripts/lib/call_size.py" fit-cap "$limit" "$margin") || exit 1
   log "--cap fit: $cap bytes a chunk (a device call less this checkout's tree as sent, less $margin to spare)"
+  if [[ -d "$ROOT/benchmarks/results" && "$(git -C "$ROOT" config --get core.sparseCheckout || true)" != true ]]; then
+    warn "the committed results (benchmarks/results/) travel with every device call and shrink each chunk: 'bash scripts/gpu-host/slim-tree.sh' first leaves them out (session 69: 7 chunks of ~51 MB rather than 26 of 12.6 MB)"
+  fi
 fi
 "$PY" "$OB" size "$cap" >/dev/null || exit 1
 load_lock cuda

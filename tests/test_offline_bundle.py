@@ -513,6 +513,10 @@ def test_cap_fit_packs_what_fits_beside_the_tree(tmp_path):
                   CALL_LIMIT_BYTES=str(tree_sent + 4096 + 2_000_000),
                   CALL_MARGIN_BYTES="4096")
     assert "--cap fit: 2000000 bytes a chunk" in r.stdout + r.stderr
+    # The committed results travel unless slim-tree.sh left them out.
+    slim = subprocess.run(["git", "-C", str(ROOT), "config", "--get", "core.sparseCheckout"],
+                          capture_output=True, text=True).stdout.strip() == "true"
+    assert ("scripts/gpu-host/slim-tree.sh' first" in r.stderr) == (not slim)
     cs = chunks(out, "c")
     assert len(cs) == 2 and all(folder_bytes(c) <= 2_000_000 for c in cs)
     r = pack_code(tree, tmp_path / "none", tmp_path, cap="fit", check=False,
