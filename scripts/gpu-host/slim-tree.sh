@@ -8,8 +8,9 @@
 # tree: `pack-offline.sh --all --cap fit` then made 26 chunks of 12.6 MB, one
 # call each, and a staged host is lost ~30 s after a call. Slimmed, the same
 # bundle is 7 chunks of ~51 MB (session 69). Nothing the host runs reads the
-# results, except a plan's own scripts: name those folders or files as KEEP
-# (paths under benchmarks/results/, e.g. benchmarks/results/2026-12-06-s45-plan).
+# results (the collecting calls are scripts/gpu-host/plan-collect.sh); a plan
+# with scripts of its own in its results folder names that folder as KEEP (paths
+# under benchmarks/results/).
 #
 # It is git's sparse checkout (`git sparse-checkout set --no-cone`): git status
 # stays clean and commits are unchanged, but new files cannot be added under
