@@ -63,6 +63,7 @@ def test_slim_leaves_the_results_out_but_the_kept_plan_and_restore_brings_them_b
     before = _tree_bytes(proj)
     r = _run(proj, "slim-tree.sh", "benchmarks/results/plan/")
     assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith("tree (tracked and untracked-not-ignored files): ")
     assert not (results / "run").exists()
     assert not (results / "README.md").exists()
     assert (results / "plan" / "collect.sh").read_text() == "echo collect\n"

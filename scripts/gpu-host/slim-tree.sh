@@ -50,4 +50,5 @@ for keep in "$@"; do
 done
 git sparse-checkout set --no-cone "${patterns[@]}"
 log "slim: $results/ left out$( (( $# )) && echo " but for $*"); 'slim-tree.sh --restore' brings it back"
-bash "$ROOT/scripts/gpu-host/call-size.sh" | head -n 1
+sizes=$(bash "$ROOT/scripts/gpu-host/call-size.sh") || true
+echo "${sizes%%$'\n'*}"
