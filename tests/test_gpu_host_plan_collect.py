@@ -128,3 +128,13 @@ def test_help():
     assert r.stdout.startswith("Usage: bash scripts/gpu-host/plan-collect.sh PLAN_DIR RUN...")
     r = subprocess.run(["bash", str(SCRIPT)], capture_output=True, text=True)
     assert r.returncode == 2
+
+
+def test_no_chain_log_yet_is_quiet(tmp_path):
+    host = _host(tmp_path)
+    (tmp_path / "proxies" / "chain.log").unlink()
+    (host["plan"] / "after.done").touch()
+    r = _run(host, "s1")
+    assert r.returncode == 0
+    assert r.stdout.startswith("proxies: ; suite rc: running;")
+    assert r.stderr == ""

@@ -46,7 +46,7 @@ state() {
   local suite=running
   if [[ -f "$plan/suite.rc" ]]; then suite=$(cat "$plan/suite.rc")
   elif [[ -f "$plan/after.skipped" ]]; then suite="none run"; fi
-  echo "proxies: $(tr '\n' ' ' < "$proxies/chain.log" 2>/dev/null || true);" \
+  echo "proxies: $({ tr '\n' ' ' < "$proxies/chain.log"; } 2>/dev/null || true);" \
     "suite rc: $suite; kernels: $(rc_of kernels); intree: $(rc_of intree);" \
     "go: $([[ -f "$plan/go" ]] && echo yes || echo no)"
 }

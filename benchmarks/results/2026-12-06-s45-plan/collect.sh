@@ -12,28 +12,9 @@
 #     returned again.
 # Later plans run it with PLAN_DIR (default /tmp/s46) and PLAN_RUNS (the A/Bs
 # in order, default "s46p s46q"), as ../2026-12-06-s47-plan/collect.sh does.
-set -uo pipefail
-T0=$(date +%s); W=${WAIT:-280}; R=${PLAN_DIR:-/tmp/s46}
-left() { echo $(( W - ($(date +%s) - T0) )); }
-state() {
-  echo "proxies: $({ tr '\n' ' ' < /tmp/proxies/chain.log; } 2>/dev/null); suite rc: $(cat $R/suite.rc 2>/dev/null || { [[ -f $R/after.skipped ]] && echo "none run"; } || echo running); kernels: $(cat $R/kernels.rc 2>/dev/null || echo -); intree: $(cat $R/intree.rc 2>/dev/null || echo -); go: $([[ -f $R/go ]] && echo yes || echo no)"
-}
-if [[ ! -f $R/.suite-sent ]]; then
-  while [[ ! -f $R/after.done ]] && (( $(left) > 5 )); do sleep 2; done
-  cp /tmp/proxies/*.log "$R/" 2>/dev/null
-  tar czf "$OUT/a.tgz" -C "$(dirname "$R")" "$(basename "$R")"
-  [[ -f $R/after.done ]] && touch "$R/.suite-sent"
-  state; tail -n 2 "$R/suite.out" 2>/dev/null
-  exit 0
-fi
-state
-# The first A/B not yet returned in full (an H100 runs s46p, then s46q).
-for name in ${PLAN_RUNS:-s46p s46q}; do
-  [[ -d /tmp/ab/$name ]] || continue
-  [[ -f $R/.$name-sent ]] && continue
-  (( $(left) > 5 )) || break
-  bash scripts/gpu-host/ab-collect.sh "$name" --wait "$(left)" 2>&1 | grep -v INFO | tail -n 25
-  [[ -f /tmp/ab/$name/rc ]] && touch "$R/.$name-sent"
-  break
-done
-true
+# Since session 69 it is scripts/gpu-host/plan-collect.sh (the same steps,
+# with tests); this keeps the plans' commands of sessions 45-68 working.
+set -euo pipefail
+# shellcheck disable=SC2086  # PLAN_RUNS: the A/B names, split on purpose
+exec bash scripts/gpu-host/plan-collect.sh "${PLAN_DIR:-/tmp/s46}" ${PLAN_RUNS:-s46p s46q} \
+  --wait "${WAIT:-280}"
