@@ -14,6 +14,8 @@ batch size (the start-up price table). Read from vLLM's own log lines:
   ``ab_hooks`` class injected, if any; "Graph capturing finished in N secs,
   took X GiB"; "init engine (...) took T s (compilation: C s)"; for DSL, the
   seconds from "device-side loops" to "prices each draft step" (the table);
+  and from "JIT kernel warmup finished" to the capture's start (the V2
+  runner's ``warmup_kernels``: eager prefill and decode steps);
 - the capture progress bars ("Capturing CUDA graphs (PIECEWISE)", "(FULL)",
   "Capturing draft first-pass ...", "draft decode ..."), which carry no pid:
   their final counts and seconds (tqdm draws a 100% twice: read once) go to
@@ -22,7 +24,8 @@ batch size (the start-up price table). Read from vLLM's own log lines:
   "-").
 
 Printed per engine: label, hook, graphs and seconds of each kind, the table's
-seconds, capture seconds and GiB, init seconds and the compilation's.
+seconds, capture seconds and GiB, the warmup's seconds, init seconds and the
+compilation's (log stamps are whole seconds: ±1 s).
 """
 
 from __future__ import annotations
@@ -61,8 +64,19 @@ class Engine:
     init_s: float | None = None
     compile_s: float | None = None
     loops_at: dt.datetime | None = None
+    warmed_at: dt.datetime | None = None
     table_s: float | None = None
     graphs: dict = field(default_factory=dict)  # kind -> (count, seconds)
+
+    @property
+    def warmup_s(self) -> float | None:
+        """Seconds from "JIT kernel warmup finished" (``kernel_warmup``) to the
+        capture's start: the V2 runner's ``warmup_kernels`` (prefill and
+        decode steps run eagerly so that kernels compile before capture)."""
+        if self.warmed_at is None or self.captured_at is None:
+            return None
+        start = self.captured_at - dt.timedelta(seconds=self.capture_s or 0)
+        return (start - self.warmed_at).total_seconds()
 
 
 def _time(stamp: str) -> dt.datetime:
@@ -104,6 +118,8 @@ def read(lines) -> list[Engine]:
             eng.captured_at = at
         elif init := _INIT.search(line):
             eng.init_s, eng.compile_s = float(init.group(1)), float(init.group(2))
+        elif "JIT kernel warmup finished" in line:
+            eng.warmed_at = at
         elif "Draft decode steps run as device-side loops" in line:
             eng.loops_at = at
         elif "Dynamic speculation lookahead prices each draft step" in line:
@@ -129,7 +145,7 @@ def table(path: str) -> str:
     with _open(path) as f:
         engines = read(f)
     head = (f"{'pid':>6} {'engine':7} {'hook':38} " + " ".join(
-        f"{k:>13}" for k in KINDS.values()) + f" {'table s':>7} {'capture':>13} {'init s':>13}")
+        f"{k:>13}" for k in KINDS.values()) + f" {'table s':>7} {'capture':>13} {'warmup s':>8} {'init s':>13}")
     out = [path, head]
     for e in engines:
         cells = []
@@ -139,8 +155,9 @@ def table(path: str) -> str:
         table_s = "-" if e.table_s is None else f"{e.table_s:.0f}"
         capture = "-" if e.capture_s is None else f"{e.capture_s} s {e.capture_gib:.2f} GiB"
         init = "-" if e.init_s is None else f"{e.init_s:.0f} ({e.compile_s:.0f} comp)"
+        warmup = "-" if e.warmup_s is None else f"{e.warmup_s:.0f}"
         out.append(f"{e.pid:>6} {e.label:7} {e.hook[:38]:38} " + " ".join(cells)
-                   + f" {table_s:>7} {capture:>13} {init:>13}")
+                   + f" {table_s:>7} {capture:>13} {warmup:>8} {init:>13}")
     return "\n".join(out)
 
 

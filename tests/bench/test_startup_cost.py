@@ -11,13 +11,17 @@ import startup_cost  # noqa: E402
 
 
 def _engine(pid: int, start: str, spec: str, hook: str | None, captured: str,
-            capture_s: int, dsl: tuple[str, str] | None = None) -> list[str]:
+            capture_s: int, dsl: tuple[str, str] | None = None,
+            warmed: str | None = None) -> list[str]:
     head = f"(EngineCore pid={pid}) INFO 12-07 "
     out = [head + f"{start} [core.py:134] Initializing a V1 LLM engine (v0.32.0) with "
            f"config: model='/m', speculative_config={spec}, tokenizer='/m'"]
     if hook:
         out.append(head + f"{start} [worker_base.py:317] Injected <class 'ab_hooks.{hook}'> "
                    "into <class 'vllm.v1.worker.gpu_worker.Worker'>")
+    if warmed:
+        out.append(head + f"{warmed} [kernel_warmup.py:189] JIT kernel warmup finished "
+                   "in 0.00s.")
     if dsl:
         out.append(head + f"{dsl[0]} [speculator.py:264] Draft decode steps run as "
                    "device-side loops for 23 batch sizes.")
@@ -51,7 +55,7 @@ FULL_DSL = [("CUDA graphs (PIECEWISE)", 67, 5), ("CUDA graphs (FULL)", 323, 12),
 
 
 def _log(dsl_captured: str = "21:06:39") -> list[str]:
-    lines = _engine(2756, "21:02:04", SD, "HostTimer", "21:03:55", 10)
+    lines = _engine(2756, "21:02:04", SD, "HostTimer", "21:03:55", 10, warmed="21:03:04")
     lines.append(_bars(*FULL_SD[:2]))  # the target's bars and the draft's on two lines
     lines.append(_bars(*FULL_SD[2:]))
     lines += _engine(3337, "21:04:25", DSL, "ServedWidthExplainsTimer", dsl_captured, 42,
@@ -75,6 +79,8 @@ def test_each_engine_gets_its_graphs_and_dsl_its_table():
     assert (dsl.capture_s, dsl.capture_gib, dsl.table_s) == (42, 1.61, 11.0)
     assert sd.table_s is None
     assert (sd.init_s, sd.compile_s) == (105.53, 7.55)
+    # From the kernel warmup's end to the capture's start (21:03:45).
+    assert sd.warmup_s == 41.0 and dsl.warmup_s is None
 
 
 def test_overlapping_captures_give_no_engine_the_bars():
@@ -92,4 +98,5 @@ def test_the_table_on_a_committed_h100_run():
     assert "sd2" in rows["2953"] and "323 in 10 s" not in rows["2953"]
     assert "124 in 4 s" in rows["3462"] and "1.04 GiB" in rows["3462"]
     assert "dsl8" in rows["4050"] and "323 in 10 s" in rows["4050"]
+    assert rows["4050"].split()[-4] == "27"  # warmup s, before "95 (28 comp)"
     assert "339 in 5 s" in rows["4050"] and "1.61 GiB" in rows["4050"]
