@@ -30,24 +30,19 @@ if [[ "${1:-}" == "--restore" ]]; then
   log "every file is back ($(git ls-files | wc -l) tracked)"
   exit 0
 fi
+patterns=('/*' "!/$results/")
 for keep in "$@"; do
   [[ "$keep" == -* ]] && die "unknown option '$keep' (see --help)"
   keep=${keep%/}
   [[ "$keep" == "$results"/?* ]] || die "KEEP '$keep' is not under $results/"
   [[ -n "$(git ls-tree HEAD -- "$keep")" ]] || die "KEEP '$keep' is not in HEAD's tree"
+  # A folder's pattern ends with '/', a file's does not.
+  [[ -n "$(git ls-tree -d HEAD -- "$keep")" ]] && keep+=/
+  patterns+=("/$keep")
 done
 dirty=$(git status --porcelain --untracked-files=all -- "$results")
 [[ -z "$dirty" ]] || die "$results/ has uncommitted changes; commit them first:
 $dirty"
-patterns=('/*' "!/$results/")
-for keep in "$@"; do
-  keep=${keep%/}
-  if [[ -n "$(git ls-tree -d HEAD -- "$keep")" ]]; then
-    patterns+=("/$keep/")
-  else
-    patterns+=("/$keep")
-  fi
-done
 git sparse-checkout set --no-cone "${patterns[@]}"
 log "slim: $results/ left out$( (( $# )) && echo " but for $*"); 'slim-tree.sh --restore' brings it back"
 sizes=$(bash "$ROOT/scripts/gpu-host/call-size.sh") || true
