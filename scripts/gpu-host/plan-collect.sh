@@ -38,7 +38,7 @@ done
 (( ${#runs[@]} )) || die "no RUN named: give the A/B names proxies-ab.sh started, in order"
 : "${OUT:?plan-collect.sh: \$OUT is not set (the device command sets it)}"
 [[ -d "$plan" ]] || die "no $plan: proxies-ab.sh did not run on this host (or the host went back since)"
-proxies=${PROXY_DIR:-/tmp/proxies}
+proxies=${PROXY_DIR:-/tmp/proxies} ab=${AB_DIR:-/tmp/ab}
 t0=$(date +%s)
 left() { echo $(( wait_s - ($(date +%s) - t0) )); }
 rc_of() { cat "$plan/$1.rc" 2>/dev/null || echo -; }
@@ -61,12 +61,12 @@ if [[ ! -f "$plan/.suite-sent" ]]; then
 fi
 state
 for name in "${runs[@]}"; do
-  [[ -d "${AB_DIR:-/tmp/ab}/$name" ]] || continue
+  [[ -d "$ab/$name" ]] || continue
   [[ -f "$plan/.$name-sent" ]] && continue
   (( $(left) > 5 )) || break
   bash "$ROOT/scripts/gpu-host/ab-collect.sh" "$name" --wait "$(left)" 2>&1 \
     | { grep -v INFO || true; } | tail -n 25 || true
-  [[ -f "${AB_DIR:-/tmp/ab}/$name/rc" ]] && touch "$plan/.$name-sent"
+  [[ -f "$ab/$name/rc" ]] && touch "$plan/.$name-sent"
   exit 0
 done
 echo "nothing left to return: ${runs[*]} returned in full or not started on this host"
