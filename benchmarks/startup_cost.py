@@ -42,15 +42,15 @@ _SPEC = re.compile(r"speculative_config=(None|SpeculativeConfig\(.*?num_spec_tok
 _HOOK = re.compile(r"Injected <class 'ab_hooks\.(\w+)'>")
 _CAPTURED = re.compile(r"Graph capturing finished in (\d+) secs, took ([\d.]+) GiB")
 _INIT = re.compile(r"init engine \(.*?\) took ([\d.]+) s \(compilation: ([\d.]+) s\)")
-_BAR = re.compile(
-    r"Capturing (CUDA graphs \((?:PIECEWISE|FULL)\)|draft first-pass CUDA graphs \(FULL\)"
-    r"|draft decode CUDA graphs \(FULL\)): +100%\|[^|]*\| (\d+)/\d+ \[(\d+):(\d+)<")
 KINDS = {
     "CUDA graphs (PIECEWISE)": "piecewise",
     "CUDA graphs (FULL)": "full",
     "draft first-pass CUDA graphs (FULL)": "draft first",
     "draft decode CUDA graphs (FULL)": "draft decode",
 }
+# A capture bar at 100%: its kind (a key of KINDS), graphs, minutes, seconds.
+_BAR = re.compile(r"Capturing (" + "|".join(map(re.escape, KINDS))
+                  + r"): +100%\|[^|]*\| (\d+)/\d+ \[(\d+):(\d+)<")
 
 
 @dataclass
@@ -69,14 +69,19 @@ class Engine:
     graphs: dict = field(default_factory=dict)  # kind -> (count, seconds)
 
     @property
+    def capture_started(self) -> dt.datetime | None:
+        if self.captured_at is None:
+            return None
+        return self.captured_at - dt.timedelta(seconds=self.capture_s or 0)
+
+    @property
     def warmup_s(self) -> float | None:
         """Seconds from "JIT kernel warmup finished" (``kernel_warmup``) to the
         capture's start: the V2 runner's ``warmup_kernels`` (prefill and
         decode steps run eagerly so that kernels compile before capture)."""
-        if self.warmed_at is None or self.captured_at is None:
+        if self.warmed_at is None or self.capture_started is None:
             return None
-        start = self.captured_at - dt.timedelta(seconds=self.capture_s or 0)
-        return (start - self.warmed_at).total_seconds()
+        return (self.capture_started - self.warmed_at).total_seconds()
 
 
 def _time(stamp: str) -> dt.datetime:
@@ -127,8 +132,7 @@ def read(lines) -> list[Engine]:
                 eng.table_s = (at - eng.loops_at).total_seconds()
     order = [e for e in engines.values() if e.captured_at is not None]
     order.sort(key=lambda e: e.captured_at)
-    windows = [(e.captured_at - dt.timedelta(seconds=e.capture_s), e.captured_at)
-               for e in order]
+    windows = [(e.capture_started, e.captured_at) for e in order]
     apart = all(windows[i][1] <= windows[i + 1][0] for i in range(len(windows) - 1))
     if apart and len(bars) == len(order):
         for eng, group in zip(order, bars):
